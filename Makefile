@@ -1,0 +1,64 @@
+# selfattn: the book and its package.
+#   make serve   serve the book at http://127.0.0.1:8000 (re-tangles and reloads on save)
+#   make test    run every test: tangle check, strict site build, unit tests and every code block
+# Both create or reuse .venv and install what they need, the CPU build of torch first.
+
+PYTHON     ?= python3
+VENV       ?= .venv
+BIN        := $(VENV)/bin
+TORCH_SPEC ?= torch==2.13.0
+# Extra pip arguments for torch, e.g. --index-url https://download.pytorch.org/whl/cpu on a machine without a local wheel.
+TORCH_PIP_ARGS ?=
+STAMP      := $(VENV)/.installed
+
+# The tangled package is imported from src/ (so a stale installed copy can never hide a change).
+export PYTHONPATH := $(CURDIR)/src:$(CURDIR)
+export MPLBACKEND := Agg
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: setup serve site build tangle tangle-check test test-fast bench clean browser-deps
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $(TORCH_PIP_ARGS) "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[docs,test]"
+	touch $@
+
+# Chromium and a CJK font for the browser tests (Debian packages; needs root or sudo).
+browser-deps:
+	@if command -v chromium >/dev/null 2>&1 && fc-list 2>/dev/null | grep -qi "WenQuanYi"; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-wqy-microhei) >/dev/null; \
+	elif command -v sudo >/dev/null 2>&1; then \
+	  sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-wqy-microhei >/dev/null; \
+	else echo "browser-deps: install chromium and fonts-wqy-microhei to run the browser tests"; fi
+
+tangle: $(STAMP)
+	$(BIN)/python -m tools.tangle
+
+tangle-check: $(STAMP)
+	$(BIN)/python -m tools.tangle --check
+
+serve: $(STAMP)
+	$(BIN)/mkdocs serve -a 127.0.0.1:8000
+
+site build: tangle-check
+	$(BIN)/mkdocs build --strict
+
+# The README's test command. Order: drift first (before the build's hook could re-tangle), then the
+# strict build (executes the labs), then one pytest run over tests/ and every code block in docs/.
+test: $(STAMP) browser-deps
+	$(BIN)/python -m tools.tangle --check
+	$(BIN)/mkdocs build --strict
+	$(BIN)/python -m pytest
+
+# Unit tests and code blocks only, without the site build (for authors).
+test-fast: $(STAMP)
+	$(BIN)/python -m tools.tangle --check
+	$(BIN)/python -m pytest -m "not browser" --deselect tests/test_site.py
+
+clean:
+	rm -rf site build .cache
