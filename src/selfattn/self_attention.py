@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor, nn
 
 from selfattn.functional import _shape, scaled_dot_product_attention
@@ -29,6 +28,7 @@ class SelfAttention(nn.Module):
         - weights: ``(B, n, n)``
 
     Example:
+        >>> import torch
         >>> attn = SelfAttention(d_model=8, d_k=4)
         >>> out, weights = attn(torch.randn(2, 5, 8))
         >>> tuple(out.shape), tuple(weights.shape)
