@@ -95,3 +95,20 @@ def test_fence_counts_across_the_book() -> None:
     skipped = [b for b in blocks if b.marks]
     assert total >= len(blocks) > 0
     assert all(b.marks == ["pytest.mark.cuda"] for b in skipped)
+
+
+VARIES = "# 输出因机器而异"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=ids(PAGES))
+def test_printed_output_is_shown_and_checked(page: Path) -> None:
+    """A block that prints shows its output (expected-output), unless it says the output varies by machine."""
+    unchecked = [
+        b.lineno
+        for b in extract_from_file(page)
+        if b.syntax == "python" and "print(" in b.code and b.expected_output is None and VARIES not in b.code
+    ]
+    assert not unchecked, (
+        f"{page.relative_to(ROOT)}: blocks at lines {unchecked} print but show no checked output; add "
+        f"<!--pytest-codeblocks:expected-output--> and a text fence, or mark timings with the comment {VARIES!r}"
+    )
