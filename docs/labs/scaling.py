@@ -1,9 +1,146 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 缩放实验（第 4 章）
 #
-# 本实验在构建时执行。正在编写。
+# 这个笔记本在构建网站时执行，下面的图都是当场生成的。它把[第 4 章](../../04-why-sqrt-dk/)的三个论断画成曲线：
+#
+# 1. 点积 $q \cdot k$ 的方差等于 $d_k$；除以 $\sqrt{d_k}$ 后为 1。
+# 2. 不缩放时，softmax 随 $d_k$ 增大而饱和（最大权重 → 1，熵 → 0）；除以 $d_k$ 时趋向均匀（熵 → $\log n$）；除以 $\sqrt{d_k}$ 时与 $d_k$ 无关。
+# 3. 饱和让经过 softmax 的梯度**变小**，而不是爆炸。
+#
+# [下载这个笔记本](scaling.py)（jupytext 的 percent 格式：可以当普通 Python 脚本运行，也可以用 `jupytext --to ipynb scaling.py` 转成 `.ipynb`）。整个笔记本在 CPU 上几秒钟就能跑完。
 
 # %%
+# %matplotlib inline
+import math
+
+import matplotlib.pyplot as plt
 import torch
 
+torch.manual_seed(0)
+D_KS = [4, 8, 16, 32, 64, 128, 256, 512]  # 要扫描的 d_k
+N_KEYS = 16  # 每个查询面对的键的个数 n
+B = 1000  # 每个 d_k 的随机查询个数
 print(torch.__version__)
+
+# %% [markdown]
+# ## 1. 点积的方差
+#
+# 每个 $d_k$ 抽 `M` 对独立的标准正态向量 $(q, k)$，计算点积的样本方差。
+
+# %%
+M = 10_000
+var_raw, var_scaled = [], []
+for d_k in D_KS:
+    q, k = torch.randn(M, d_k), torch.randn(M, d_k)  # (M, d_k)
+    dots = (q * k).sum(dim=-1)  # (M,)
+    var_raw.append(dots.var().item())
+    var_scaled.append((dots / math.sqrt(d_k)).var().item())
+
+fig, ax = plt.subplots(figsize=(6, 4))
+ax.loglog(D_KS, var_raw, "o-", label="Var(q.k)  (unscaled)")
+ax.loglog(D_KS, var_scaled, "s-", label="Var(q.k / sqrt(d_k))")
+ax.loglog(D_KS, D_KS, "k--", lw=1, label="d_k (theory)")
+ax.set_xscale("log", base=2)
+ax.set_xlabel("d_k")
+ax.set_ylabel("variance")
+ax.set_title("Variance of the dot product")
+ax.legend()
+ax.grid(True, which="both", alpha=0.3)
+plt.show()
+
+for d_k, v in zip(D_KS, var_raw):
+    assert abs(v / d_k - 1) < 0.15, (d_k, v)
+for v in var_scaled:
+    assert abs(v - 1) < 0.15, v
+
+# %% [markdown]
+# 未缩放的方差沿着虚线 $y = d_k$ 增长；缩放后的方差始终在 1 附近。
+#
+# ## 2. softmax 的饱和：最大权重与熵
+#
+# 对三种缩放（不缩放、除以 $\sqrt{d_k}$、除以 $d_k$），计算每行权重的最大值和熵
+# $H = -\sum_j p_j \log p_j$ 的平均。$n = 16$ 时熵的上限是 $\log 16 \approx 2.77$（均匀分布）。
+
+# %%
+SCALES = {
+    "unscaled": lambda d: 1.0,
+    "/ sqrt(d_k)": lambda d: d**-0.5,
+    "/ d_k": lambda d: 1.0 / d,
+}
+max_w = {name: [] for name in SCALES}
+entropy = {name: [] for name in SCALES}
+grad = {name: [] for name in SCALES}
+for d_k in D_KS:
+    q = torch.randn(B, 1, d_k)  # (B, 1, d_k)
+    k = torch.randn(B, N_KEYS, d_k)  # (B, n, d_k)
+    raw = (q @ k.transpose(1, 2)).squeeze(1)  # (B, n)
+    g = torch.randn(B, N_KEYS)  # (B, n) 上游梯度，第 3 节用
+    for name, scale in SCALES.items():
+        z = (raw * scale(d_k)).requires_grad_()  # (B, n)
+        p = z.softmax(dim=-1)  # (B, n)
+        (p * g).sum().backward()  # z.grad = J^T g
+        p = p.detach()
+        max_w[name].append(p.max(dim=-1).values.mean().item())
+        entropy[name].append(-(p * p.clamp_min(1e-30).log()).sum(dim=-1).mean().item())
+        grad[name].append(z.grad.norm(dim=-1).mean().item())
+
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+for name in SCALES:
+    ax1.semilogx(D_KS, max_w[name], "o-", base=2, label=name)
+    ax2.semilogx(D_KS, entropy[name], "o-", base=2, label=name)
+ax1.axhline(1 / N_KEYS, color="k", ls=":", lw=1, label="uniform 1/n")
+ax2.axhline(math.log(N_KEYS), color="k", ls="--", lw=1, label="log n (uniform)")
+ax1.set(xlabel="d_k", ylabel="mean max weight", title="Mean max attention weight", ylim=(0, 1.02))
+ax2.set(xlabel="d_k", ylabel="mean row entropy (nats)", title="Mean row entropy", ylim=(0, 3))
+for ax in (ax1, ax2):
+    ax.legend()
+    ax.grid(True, which="both", alpha=0.3)
+plt.tight_layout()
+plt.show()
+
+assert max_w["unscaled"][-1] > max_w["/ sqrt(d_k)"][-1] + 0.5
+assert abs(entropy["/ d_k"][-1] - math.log(N_KEYS)) < 0.01
+assert max(max_w["/ sqrt(d_k)"]) - min(max_w["/ sqrt(d_k)"]) < 0.05
+
+# %% [markdown]
+# - 不缩放：$d_k$ 越大，最大权重越接近 1，熵越接近 0，注意力坍塌成独热。
+# - 除以 $d_k$：最大权重落向 $1/n$，熵逼近 $\log n$，注意力变得均匀、失去选择性。
+# - 除以 $\sqrt{d_k}$：两条曲线都是平的，分布形状与 $d_k$ 无关。
+#
+# ## 3. 经过 softmax 的梯度
+#
+# 对随机的上游梯度 $g$，测量损失对 softmax 输入的梯度 $J^\top g$ 的长度，其中 $J = \operatorname{diag}(p) - pp^\top$。
+
+# %%
+fig, ax = plt.subplots(figsize=(6, 4))
+for name in SCALES:
+    ax.semilogx(D_KS, grad[name], "o-", base=2, label=name)
+ax.set(xlabel="d_k", ylabel="mean ||J^T g||", title="Gradient norm through the softmax")
+ax.set_ylim(bottom=0)
+ax.legend()
+ax.grid(True, which="both", alpha=0.3)
+plt.show()
+
+unscaled = grad["unscaled"]
+assert all(a > b for a, b in zip(unscaled[2:], unscaled[3:])), "unscaled: the gradient shrinks as d_k grows"
+assert unscaled[-1] < unscaled[0] / 3, "unscaled: at d_k = 512 the gradient is several times smaller"
+assert not any(math.isnan(v) for vs in grad.values() for v in vs), "no NaN anywhere"
+print(f"unscaled / scaled gradient norm at d_k = {D_KS[-1]}: {unscaled[-1] / grad['/ sqrt(d_k)'][-1]:.2f}")
+
+# %% [markdown]
+# 不缩放时梯度随 $d_k$ 变小（$d_k \ge 16$ 之后单调下降），没有任何 NaN：饱和造成的是梯度**消失**。缩放后的梯度与 $d_k$ 无关。
+# 除以 $d_k$ 时梯度也不小，但那是因为权重接近均匀，注意力本身已经没有选择性（见第 2 节）。
+#
+# 试一试：把 `N_KEYS` 改成 256，或者把 `D_KS` 扩展到 4096，重新运行。
