@@ -31,7 +31,7 @@ def _expected_names() -> list[str]:
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout
 
