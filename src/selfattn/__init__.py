@@ -14,7 +14,7 @@ from selfattn.masks import causal_mask, combine_masks, from_mha_masks, padding_m
 from selfattn.multihead import MultiHeadSelfAttention
 from selfattn.self_attention import SelfAttention
 
-# 每个模块一行、每个名字一行：新增模块时在这里追加。
+# 按模块分组，每个名字一行：新增的名字加在它所属模块的分组里（新模块另起一组）。
 __all__ = [
     # functional.py（第 5 章）
     "scaled_dot_product_attention",
