@@ -1,9 +1,233 @@
 # %% [markdown]
-# # 代价实验（第 8 章）
+# # 代价实验（第 8 章）：多头与 $O(n^2)$
 #
-# 本实验在构建时执行。正在编写。
+# 这个笔记本在每次构建网站时重新运行，图也是那时画的（见[第 8 章](../../08-multihead/)）。它做两个实验：
+#
+# 1. **多个头有什么用。** 在 8.1 节构造的任务上，训练参数量完全相同的单头与两头 `MultiHeadSelfAttention`，比较误差，并画出学到的逐头注意力图。
+# 2. **$O(n^2)$ 的代价。** 测量显式路径（会返回权重的那条路径）的前向时间与内存峰值随序列长度 $n$ 的变化，并与 SDPA 快速路径的时间比较。
+#
+# 为了让计时在一台可能同时运行其他任务的构建机器上少受干扰，这里只用一个 CPU 线程。具体的毫秒数取决于机器，**不要**把它们当作基准；要看的是随 $n$ 增长的趋势。
 
 # %%
-import torch
+import math
+import statistics
+import time
+import weakref
 
-print(torch.__version__)
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from selfattn.functional import scaled_dot_product_attention
+from selfattn.multihead import MultiHeadSelfAttention
+
+torch.set_num_threads(1)
+print("torch", torch.__version__)
+
+# %% [markdown]
+# ## 1. 多个头有什么用
+#
+# 任务与 8.1 节相同：每个词元的特征是位置独热（$n = 8$）、类别独热（2 类）和一个数值内容 $p_j$，补一个 0 凑成 $d_\text{model} = 12$。目标的两个通道是：前一个词元的内容 $p_{i-1}$（循环），以及同类词元内容的平均。模型的输出取前两个通道，用均方误差训练。单头与两头模型的参数量完全相同（$4d^2 + 4d$），区别只在于注意力分布的个数。
+
+# %%
+N_TOK, N_CAT, D_MODEL = 8, 2, 12
+
+
+def make_batch(batch: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Inputs (B, n, d_model) and targets (B, n, 2) of the two-pattern task."""
+    cats = torch.randint(0, N_CAT, (batch, N_TOK), generator=gen)           # (B, n)
+    pay = torch.randn(batch, N_TOK, generator=gen)                          # (B, n)
+    x = torch.cat([
+        torch.eye(N_TOK).expand(batch, N_TOK, N_TOK),                       # 位置独热
+        F.one_hot(cats, N_CAT).float(),                                     # 类别独热
+        pay[..., None],                                                     # 内容
+        torch.zeros(batch, N_TOK, 1),                                       # 补 0
+    ], dim=-1)                                                              # (B, n, 12)
+    same = (cats[:, :, None] == cats[:, None, :]).float()                   # (B, n, n)
+    mean_same = (same @ pay[..., None]).squeeze(-1) / same.sum(-1)          # (B, n)
+    return x, torch.stack([pay.roll(1, dims=1), mean_same], dim=-1)         # (B, n, 2)
+
+
+def train(num_heads: int, steps: int = 200) -> tuple[MultiHeadSelfAttention, list[float]]:
+    torch.manual_seed(0)
+    model = MultiHeadSelfAttention(D_MODEL, num_heads)
+    opt = torch.optim.Adam(model.parameters(), lr=0.03)
+    gen = torch.Generator().manual_seed(1)
+    losses = []
+    for _ in range(steps):
+        x, y = make_batch(32, gen)
+        out, _ = model(x, need_weights=False)                               # 快速路径
+        loss = F.mse_loss(out[..., :2], y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return model, losses
+
+
+start = time.perf_counter()
+models, curves = {}, {}
+for h in (1, 2):
+    models[h], curves[h] = train(h)
+x_test, y_test = make_batch(512, torch.Generator().manual_seed(2))
+errors = {}
+with torch.no_grad():
+    for h, model in models.items():
+        out, _ = model(x_test)
+        errors[h] = ((out[..., :2] - y_test) ** 2).mean(dim=(0, 1))          # 每个通道的均方误差
+n_params = {h: sum(p.numel() for p in m.parameters()) for h, m in models.items()}
+print(f"trained both models in {time.perf_counter() - start:.1f} s")
+for h in (1, 2):
+    print(f"h = {h}: {n_params[h]} parameters, test MSE previous token = {errors[h][0]:.4f}, "
+          f"same-category mean = {errors[h][1]:.4f}")
+
+assert n_params[1] == n_params[2] == 4 * D_MODEL**2 + 4 * D_MODEL, "参数量应相同：4d² + 4d"
+assert errors[2].max() < 0.02, f"两头模型应学会两个通道：{errors[2]}"
+assert errors[1].max() > 5 * errors[2].max(), f"单头模型至少有一个通道明显更差：{errors[1]}"
+
+# %% [markdown]
+# 单头模型至少有一个通道学不会（通常是“同类平均”：它把唯一的注意力分布用在了“前一个词元”上），两头模型两个通道都接近 0。下图左边是训练曲线，右边是两头模型在一个测试序列上学到的逐头注意力图：一个头学成了“错开一位”的对角线，另一个头按类别分块（哪个头学哪种模式取决于初始化）。
+
+# %%
+with torch.no_grad():
+    _, per_head = models[2](x_test[:1], average_weights=False)              # (1, 2, n, n)
+    _, single = models[1](x_test[:1])                                       # (1, n, n)
+cats0 = x_test[0, :, N_TOK:N_TOK + N_CAT].argmax(-1).tolist()
+
+fig, axes = plt.subplots(1, 4, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1.4, 1, 1, 1]}, layout="constrained")
+for h, color in ((1, "tab:red"), (2, "tab:blue")):
+    axes[0].plot(curves[h], color=color, label=f"h = {h}")
+axes[0].set(yscale="log", xlabel="step", ylabel="training MSE", title="same parameters, different heads")
+axes[0].legend()
+panels = [(single[0], "h = 1: the only head"), (per_head[0, 0], "h = 2: head 0"), (per_head[0, 1], "h = 2: head 1")]
+for ax, (w, title) in zip(axes[1:], panels):
+    im = ax.imshow(w.numpy(), vmin=0, vmax=1, cmap="viridis")
+    ax.set(title=title, xlabel="key j (category)", ylabel="query i")
+    ax.set_xticks(range(N_TOK), [f"{j}({c})" for j, c in enumerate(cats0)], fontsize=7)
+    ax.set_yticks(range(N_TOK))
+fig.colorbar(im, ax=list(axes[1:]), shrink=0.8, label="weight")
+plt.show()
+
+# %% [markdown]
+# ## 2. $O(n^2)$ 的代价：时间与内存
+#
+# 设置：$B = 1$，$h = 4$，$d_\text{head} = 32$，float32，只做前向（`torch.no_grad()`）。
+#
+# **内存怎么测。** CPU 上 PyTorch 没有像 `torch.cuda.max_memory_allocated` 那样的计数器。这里用一个 `TorchDispatchMode`：每个 PyTorch 算子返回的新张量，按其存储的字节数计入“当前占用”，张量被释放时扣除；记录过程中的最大值。它测的是**张量**的字节数，不是操作系统看到的进程内存；融合内核（如 SDPA）在内部使用、不作为张量返回的工作缓冲区不计入。
+
+# %%
+class LiveTensorBytes(TorchDispatchMode):
+    """Peak bytes of the tensors created by PyTorch operators while the mode is active."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live = 0
+        self.peak = 0
+        self.ptrs: set[int] = set()
+
+    def _free(self, ptr: int, nbytes: int) -> None:
+        self.ptrs.discard(ptr)
+        self.live -= nbytes
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor) and not t._is_view():           # 视图不分配内存
+                storage = t.untyped_storage()
+                ptr, nbytes = storage.data_ptr(), storage.nbytes()
+                if nbytes == 0 or ptr in self.ptrs:                         # 原地操作返回已有的存储
+                    continue
+                self.ptrs.add(ptr)
+                self.live += nbytes
+                self.peak = max(self.peak, self.live)
+                weakref.finalize(t, self._free, ptr, nbytes)                # 张量释放时扣除
+        return out
+
+
+def peak_mib(fn) -> float:
+    with torch.no_grad(), LiveTensorBytes() as mode:
+        result = fn()
+        del result
+    return mode.peak / 2**20
+
+
+def median_ms(fn, repeats: int = 3) -> float:
+    times = []
+    with torch.no_grad():
+        fn()                                                                # 预热
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+B, H, D_HEAD = 1, 4, 32
+sizes = [128, 256, 512, 1024, 2048]
+rows = []
+start = time.perf_counter()
+for n in sizes:
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(B, H, n, D_HEAD) for _ in range(3))
+    rows.append({
+        "n": n,
+        "scores_mib": B * H * n * n * 4 / 2**20,                            # 一份 (B, h, n, n) float32
+        "explicit_mib": peak_mib(lambda: scaled_dot_product_attention(q, k, v)),
+        "causal_mib": peak_mib(lambda: scaled_dot_product_attention(q, k, v, is_causal=True)),
+        "sdpa_mib": peak_mib(lambda: F.scaled_dot_product_attention(q, k, v)),
+        "explicit_ms": median_ms(lambda: scaled_dot_product_attention(q, k, v)),
+        "sdpa_ms": median_ms(lambda: F.scaled_dot_product_attention(q, k, v)),
+    })
+print(f"measured in {time.perf_counter() - start:.1f} s\n")
+print(f"{'n':>5} {'scores':>8} {'explicit':>9} {'+causal':>8} {'SDPA':>7} {'explicit':>10} {'SDPA':>9}")
+print(f"{'':>5} {'MiB':>8} {'peak MiB':>9} {'MiB':>8} {'MiB':>7} {'ms':>10} {'ms':>9}")
+for r in rows:
+    print(f"{r['n']:>5} {r['scores_mib']:>8.2f} {r['explicit_mib']:>9.2f} {r['causal_mib']:>8.2f} "
+          f"{r['sdpa_mib']:>7.2f} {r['explicit_ms']:>10.2f} {r['sdpa_ms']:>9.2f}")
+
+# %% [markdown]
+# 检查表中的规律（只断言比例，不断言绝对的毫秒数）：
+
+# %%
+big, prev = rows[-1], rows[-2]
+ratio_explicit = big["explicit_mib"] / big["scores_mib"]
+ratio_causal = big["causal_mib"] / big["scores_mib"]
+growth = big["explicit_mib"] / prev["explicit_mib"]
+speedup = big["explicit_ms"] / big["sdpa_ms"]
+print(f"n = {big['n']}: explicit peak = {ratio_explicit:.2f} x one scores matrix, with causal mask {ratio_causal:.2f} x")
+print(f"n {prev['n']} -> {big['n']}: explicit peak grows {growth:.2f} x")
+print(f"n = {big['n']}: SDPA forward is {speedup:.1f} x faster than the explicit path on this machine")
+assert 1.9 < ratio_explicit < 2.2, "得分与权重同时存在：约 2 份"
+assert 2.9 < ratio_causal < 3.2, "因果掩码的 masked_fill 再生成一份：约 3 份"
+assert 3.8 < growth < 4.2, "n 翻倍，内存约 4 倍"
+assert all(r["sdpa_mib"] < r["scores_mib"] for r in rows[1:]), "SDPA 不创建 (B, h, n, n) 的张量"
+assert big["explicit_ms"] > 10 * rows[0]["explicit_ms"], "时间随 n 明显增长"
+assert speedup > 1.5, f"在最大的 n 上 SDPA 应明显更快，实测 {speedup:.2f}x"
+
+# %%
+ns = [r["n"] for r in rows]
+fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(12, 4.2))
+ax_t.plot(ns, [r["explicit_ms"] for r in rows], "o-", label="explicit (returns weights)")
+ax_t.plot(ns, [r["sdpa_ms"] for r in rows], "s-", label="F.scaled_dot_product_attention")
+ref = rows[-1]["explicit_ms"]
+ax_t.plot(ns, [ref * (n / ns[-1]) ** 2 for n in ns], "k:", label=r"$\propto n^2$")
+ax_t.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="forward time (ms, median of 3)",
+         title=f"time (B={B}, h={H}, d_head={D_HEAD}, 1 thread)")
+ax_t.minorticks_off()
+ax_t.set_xticks(ns, [str(n) for n in ns])
+ax_t.legend()
+ax_m.plot(ns, [r["explicit_mib"] for r in rows], "o-", label="explicit: measured peak")
+ax_m.plot(ns, [r["causal_mib"] for r in rows], "^-", label="explicit + is_causal: measured peak")
+ax_m.plot(ns, [r["scores_mib"] for r in rows], "k:", label=r"one scores matrix $B h n^2 \cdot 4$ bytes")
+ax_m.plot(ns, [r["sdpa_mib"] for r in rows], "s-", label="SDPA: tensors it returns")
+ax_m.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="MiB", title="peak tensor memory")
+ax_m.minorticks_off()
+ax_m.set_xticks(ns, [str(n) for n in ns])
+ax_m.legend(fontsize=8)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# 两条结论：显式路径的内存是 $n^2$ 的，峰值约为两份得分矩阵（带因果掩码时约三份）；SDPA 不把整个 `(B, h, n, n)` 矩阵作为张量创建出来，在较大的 $n$ 上也更快。要在不用融合内核的情况下做到这一点，见 [8.4 长序列：分块与在线 softmax](../../08-long-sequences/)。

@@ -10,14 +10,23 @@ Every module of this package is tangled from a chapter of the book.
 """
 
 from selfattn.functional import scaled_dot_product_attention
-from selfattn.masks import causal_mask, padding_mask, to_mha_mask
+from selfattn.masks import causal_mask, combine_masks, from_mha_masks, padding_mask, to_mha_mask
+from selfattn.multihead import MultiHeadSelfAttention
 from selfattn.self_attention import SelfAttention
 
+# 按模块分组，每个名字一行：新增的名字加在它所属模块的分组里（新模块另起一组）。
 __all__ = [
-    "SelfAttention",
-    "causal_mask",
-    "padding_mask",
+    # functional.py（第 5 章）
     "scaled_dot_product_attention",
+    # masks.py（第 5、8 章）
+    "causal_mask",
+    "combine_masks",
+    "from_mha_masks",
+    "padding_mask",
     "to_mha_mask",
+    # self_attention.py（第 5 章）
+    "SelfAttention",
+    # multihead.py（第 8 章）
+    "MultiHeadSelfAttention",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,90 @@
+"""`pip install .` works: the wheel, installed outside the repository, exposes the public API.
+
+No network: the wheel is built with the current environment's setuptools
+(``--no-build-isolation``) and installed with ``--no-deps --no-index``. The fresh
+virtual environment sees torch through a ``.pth`` file that points at this
+environment's site-packages, so nothing is downloaded or copied.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _expected_names() -> list[str]:
+    """``__all__`` as written in src/selfattn/__init__.py (read, not imported)."""
+    tree = ast.parse((ROOT / "src" / "selfattn" / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    raise AssertionError("src/selfattn/__init__.py defines no __all__")
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def test_wheel_installs_and_imports_outside_the_repo(tmp_path: Path) -> None:
+    assert not tmp_path.resolve().is_relative_to(ROOT), "the install location must be outside the repository"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PIP_INDEX_URL")}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+
+    # 1. Build the wheel (no isolation, no network) from a copy of the sources, so that the
+    #    build leaves no build/ or *.egg-info behind in the repository.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    wheels = tmp_path / "wheels"
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+          "-q", "-w", str(wheels), str(source)], cwd=tmp_path, env=env)
+    built = sorted(wheels.glob("selfattn-*.whl"))
+    assert len(built) == 1, f"expected one wheel, got {built}"
+
+    # 2. A fresh virtual environment outside the repository; torch comes from this one via a .pth file.
+    target = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False, system_site_packages=False).create(target)
+    vpy = target / "bin" / "python"
+    purelib = Path(_run([str(vpy), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                        cwd=tmp_path, env=env).strip())
+    (purelib / "_parent_env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+
+    # 3. Install the wheel into it with this environment's pip.
+    _run([sys.executable, "-m", "pip", "--python", str(vpy), "install", "--no-deps", "--no-index", "-q",
+          str(built[0])], cwd=tmp_path, env=env)
+
+    # 4. Import from a directory outside the repository, with PYTHONPATH cleared.
+    code = "import json, selfattn; print(json.dumps([selfattn.__file__, selfattn.__all__, selfattn.__version__]))"
+    out = _run([str(vpy), "-c", code], cwd=tmp_path, env=env).strip().splitlines()[-1]
+    file, names, version = json.loads(out)
+    location = Path(file).resolve()
+    assert location.is_relative_to(purelib.resolve()), f"imported from {location}, not from the install {purelib}"
+    assert not location.is_relative_to(ROOT), f"imported from the repository: {location}"
+    expected = _expected_names()
+    assert names == expected, f"__all__ of the installed package {names} != {expected}"
+    assert version == "0.1.0"
+
+    # 5. Every public name resolves, and py.typed ships with the package.
+    check = "import selfattn; missing = [n for n in selfattn.__all__ if not hasattr(selfattn, n)]; print(missing)"
+    assert _run([str(vpy), "-c", check], cwd=tmp_path, env=env).strip() == "[]"
+    assert (location.parent / "py.typed").exists(), "py.typed is missing from the wheel"
+
+
+def test_expected_names_cover_the_book_api() -> None:
+    names = _expected_names()
+    for name in ("scaled_dot_product_attention", "SelfAttention", "MultiHeadSelfAttention",
+                 "causal_mask", "padding_mask", "to_mha_mask", "combine_masks", "from_mha_masks"):
+        assert name in names, f"{name} missing from __all__"
+    assert len(names) == len(set(names)), "duplicate names in __all__"
