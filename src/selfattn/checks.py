@@ -7,14 +7,14 @@
 """Reusable checks for any attention function: point them at your own code.
 
 The checked callable ``fn`` follows the contract of
-:func:`selfattn.functional.scaled_dot_product_attention`::
+``selfattn.functional.scaled_dot_product_attention``::
 
     out, weights = fn(q, k, v, mask)                 # mask: bool, True = may attend, or None
     out, weights = fn(q, k, v, None, is_causal=True) # used by check_causal and check_matches_reference
 
 with ``q (B, n_q, d_k)``, ``k (B, n_k, d_k)``, ``v (B, n_k, d_v)``, ``mask (B, n_q, n_k)``,
 ``out (B, n_q, d_v)`` and ``weights (B, n_q, n_k)``. Each check builds its own random
-inputs, returns a :class:`CheckResult` when it passes and raises :class:`CheckError`
+inputs, returns a ``CheckResult`` when it passes and raises ``CheckError``
 (an ``AssertionError``) saying what failed, by how much and where when it does not.
 """
 
@@ -57,7 +57,7 @@ class CheckResult:
 
 
 class CheckError(AssertionError):
-    """A failed check. ``err.result`` holds the :class:`CheckResult`."""
+    """A failed check. ``err.result`` holds the ``CheckResult``."""
 
     def __init__(self, result: CheckResult) -> None:
         super().__init__(result.message)
@@ -160,6 +160,22 @@ def check_rows_sum_to_one(
 ) -> CheckResult:
     """Every row of the weights sums to 1, without a mask and with a random mask.
 
+    Args:
+        fn: The attention function, ``fn(q, k, v, mask, *, is_causal=False) -> (out, weights)``.
+        n: Sequence length of the random inputs (n_q = n_k = n), at least 2.
+        dtype: Floating dtype of the inputs.
+        device: Device of the inputs.
+        atol: Tolerance; None picks one suited to ``dtype``.
+        seed: Seed of the random inputs.
+
+    Returns:
+        A passing ``CheckResult``.
+
+    Raises:
+        CheckError: a row sums to more than ``atol`` away from 1; ``index`` is ``(b, i)``.
+        TypeError: ``fn`` is not callable, ``dtype`` is not floating, or fn returned no ``(out, weights)``.
+        ValueError: a bad ``n`` or ``atol``, or fn returned tensors of the wrong shape.
+
     Shape:
         - weights returned by fn: ``(B, n, n)``; the sums: ``(B, n)``
     """
@@ -183,6 +199,22 @@ def check_mask_respected(
 ) -> CheckResult:
     """A weight where the mask is False (may not attend) is exactly 0.
 
+    Args:
+        fn: The attention function, ``fn(q, k, v, mask, *, is_causal=False) -> (out, weights)``.
+        n: Sequence length of the random inputs (n_q = n_k = n), at least 2.
+        dtype: Floating dtype of the inputs.
+        device: Device of the inputs.
+        atol: Tolerance; None picks one suited to ``dtype``.
+        seed: Seed of the random inputs.
+
+    Returns:
+        A passing ``CheckResult``.
+
+    Raises:
+        CheckError: a masked weight is not exactly 0; ``index`` is ``(b, i, j)``.
+        TypeError: ``fn`` is not callable, ``dtype`` is not floating, or fn returned no ``(out, weights)``.
+        ValueError: a bad ``n`` or ``atol``, or fn returned tensors of the wrong shape.
+
     Shape:
         - mask passed to fn: ``(B, n, n)``, bool, True = may attend
     """
@@ -204,6 +236,22 @@ def check_matches_reference(
     """Output and weights equal torch's SDPA: no mask, a random bool mask, and ``is_causal=True``.
 
     SDPA returns no weights; with ``v = I`` (the identity) its output *is* the weights.
+
+    Args:
+        fn: The attention function, ``fn(q, k, v, mask, *, is_causal=False) -> (out, weights)``.
+        n: Sequence length of the random inputs (n_q = n_k = n), at least 2.
+        dtype: Floating dtype of the inputs.
+        device: Device of the inputs.
+        atol: Tolerance; None picks one suited to ``dtype``.
+        seed: Seed of the random inputs.
+
+    Returns:
+        A passing ``CheckResult``.
+
+    Raises:
+        CheckError: out or weights differ from SDPA by more than ``atol``; ``index`` is ``(b, i, c)``.
+        TypeError: ``fn`` is not callable, ``dtype`` is not floating, or fn returned no ``(out, weights)``.
+        ValueError: a bad ``n`` or ``atol``, or fn returned tensors of the wrong shape.
 
     Shape:
         - out: ``(B, n, d_v)``; weights: ``(B, n, n)``
@@ -233,7 +281,21 @@ def check_causal(
     """With a causal mask, perturbing the tokens after position t leaves outputs 0..t unchanged.
 
     Args:
+        fn: The attention function, ``fn(q, k, v, mask, *, is_causal=False) -> (out, weights)``.
+        n: Sequence length of the random inputs (n_q = n_k = n), at least 2.
+        dtype: Floating dtype of the inputs.
+        device: Device of the inputs.
+        atol: Tolerance; None picks one suited to ``dtype``.
+        seed: Seed of the random inputs.
         via: Ask fn for causality with ``is_causal=True`` or with a lower-triangular bool mask.
+
+    Returns:
+        A passing ``CheckResult``.
+
+    Raises:
+        CheckError: an earlier output changes by more than ``atol``; ``index`` is ``(b, i)``.
+        TypeError: ``fn`` is not callable, ``dtype`` is not floating, or fn returned no ``(out, weights)``.
+        ValueError: a bad ``n`` or ``atol``, or fn returned tensors of the wrong shape.
 
     Shape:
         - out: ``(B, n, d_v)``; compared on rows ``0..t`` for every t
@@ -264,6 +326,22 @@ def check_fully_masked_rows(
     atol: float | None = None, seed: int = 0,
 ) -> CheckResult:
     """A query whose keys are all masked yields no NaN/inf in out, weights or gradients.
+
+    Args:
+        fn: The attention function, ``fn(q, k, v, mask, *, is_causal=False) -> (out, weights)``.
+        n: Sequence length of the random inputs (n_q = n_k = n), at least 2.
+        dtype: Floating dtype of the inputs.
+        device: Device of the inputs.
+        atol: Tolerance; None picks one suited to ``dtype``.
+        seed: Seed of the random inputs.
+
+    Returns:
+        A passing ``CheckResult``.
+
+    Raises:
+        CheckError: out, weights or a gradient is NaN or inf; ``index`` is where.
+        TypeError: ``fn`` is not callable, ``dtype`` is not floating, or fn returned no ``(out, weights)``.
+        ValueError: a bad ``n`` or ``atol``, or fn returned tensors of the wrong shape.
 
     Shape:
         - mask passed to fn: ``(B, n, n)`` with row 0 of batch 0 and row n-1 of batch 1 all False
@@ -320,7 +398,7 @@ def check_all(
         verbose: Print one line per check.
 
     Returns:
-        One :class:`CheckResult` per check, in order.
+        One ``CheckResult`` per check, in order.
 
     Shape:
         - q, k: ``(2, n, 4)``; v: ``(2, n, 3)``; mask: ``(2, n, n)``
