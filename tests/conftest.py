@@ -1,8 +1,4 @@
-"""Shared fixtures and the CUDA skip rule.
-
-Any test or book code block marked ``cuda`` (in a chapter: ``<!--pytest.mark.cuda-->``
-right above the fence) is skipped, with its reason, on a machine without CUDA.
-"""
+"""Shared fixtures of tests/ (the CUDA skip rule lives in the root conftest.py)."""
 
 from __future__ import annotations
 
@@ -12,19 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-CUDA_REASON = "needs CUDA: torch.cuda.is_available() is False on this machine"
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if torch.cuda.is_available():
-        return
-    skip = pytest.mark.skip(reason=CUDA_REASON)
-    for item in items:
-        if item.get_closest_marker("cuda") is not None:
-            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

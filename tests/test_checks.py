@@ -118,7 +118,7 @@ def test_check_all_reports_every_check(capsys: pytest.CaptureFixture[str]) -> No
         "rows_sum_to_one", "mask_respected", "matches_reference", "causal", "fully_masked_rows"
     ]
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 5 and all(line.split() == [r.name, "ok"] for line, r in zip(lines, results))
+    assert len(lines) == 5 and all(line.split() == [r.name, "ok"] for line, r in zip(lines, results, strict=True))
 
     results = check_all(naive(triangle="triu"))  # does not raise: collects the failures
     assert [r.passed for r in results] == [True, True, False, False, False]

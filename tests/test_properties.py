@@ -125,7 +125,7 @@ def test_fully_masked_rows_give_zeros_and_finite_grads(c: Case, dtype: torch.dty
     assert (ref_out[empty] == 0).all(), "SDPA also gives zeros there"
     ref_grads = torch.autograd.grad((ref_out * upstream).sum(), (q2, k2, v2))
     atol = 10 * ATOL[dtype]
-    for name, g, r in zip("qkv", grads, ref_grads):
+    for name, g, r in zip("qkv", grads, ref_grads, strict=True):
         assert torch.allclose(g, r, atol=atol, rtol=0), f"d{name}: max |diff| {(g - r).abs().max():.3g}"
 
 

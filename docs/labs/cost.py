@@ -10,7 +10,6 @@
 
 # %%
 import math
-import statistics
 import time
 import weakref
 
@@ -119,30 +118,39 @@ plt.show()
 
 # %%
 class LiveTensorBytes(TorchDispatchMode):
-    """Peak bytes of the tensors created by PyTorch operators while the mode is active."""
+    """Peak bytes of the tensors created by PyTorch operators while the mode is active.
+
+    A storage is counted once, from the first tensor that holds it until the last such
+    tensor is freed: ops like ``matmul`` hand their result's storage on to a new tensor
+    object (``_unsafe_view``), so the first object's death does not free the memory.
+    """
 
     def __init__(self) -> None:
         super().__init__()
         self.live = 0
         self.peak = 0
-        self.ptrs: set[int] = set()
+        self.refs: dict[int, int] = {}                                     # 存储地址 -> 持有它的张量个数
 
-    def _free(self, ptr: int, nbytes: int) -> None:
-        self.ptrs.discard(ptr)
-        self.live -= nbytes
+    def _release(self, ptr: int, nbytes: int) -> None:
+        self.refs[ptr] -= 1
+        if self.refs[ptr] == 0:                                             # 最后一个持有者释放
+            del self.refs[ptr]
+            self.live -= nbytes
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in tree_flatten(out)[0]:
-            if isinstance(t, torch.Tensor) and not t._is_view():           # 视图不分配内存
+            if isinstance(t, torch.Tensor) and not t._is_view():           # 视图通过 _base 保住原存储
                 storage = t.untyped_storage()
                 ptr, nbytes = storage.data_ptr(), storage.nbytes()
-                if nbytes == 0 or ptr in self.ptrs:                         # 原地操作返回已有的存储
+                if nbytes == 0:
                     continue
-                self.ptrs.add(ptr)
-                self.live += nbytes
-                self.peak = max(self.peak, self.live)
-                weakref.finalize(t, self._free, ptr, nbytes)                # 张量释放时扣除
+                if ptr not in self.refs:                                    # 新分配的存储
+                    self.refs[ptr] = 0
+                    self.live += nbytes
+                    self.peak = max(self.peak, self.live)
+                self.refs[ptr] += 1
+                weakref.finalize(t, self._release, ptr, nbytes)             # 张量释放时减少计数
         return out
 
 
@@ -153,7 +161,8 @@ def peak_mib(fn) -> float:
     return mode.peak / 2**20
 
 
-def median_ms(fn, repeats: int = 3) -> float:
+def best_ms(fn, repeats: int = 5) -> float:
+    """Best of `repeats` runs: on a shared machine the minimum is the least noisy estimate."""
     times = []
     with torch.no_grad():
         fn()                                                                # 预热
@@ -161,7 +170,7 @@ def median_ms(fn, repeats: int = 3) -> float:
             t0 = time.perf_counter()
             fn()
             times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    return min(times)
 
 
 B, H, D_HEAD = 1, 4, 32
@@ -177,8 +186,8 @@ for n in sizes:
         "explicit_mib": peak_mib(lambda: scaled_dot_product_attention(q, k, v)),
         "causal_mib": peak_mib(lambda: scaled_dot_product_attention(q, k, v, is_causal=True)),
         "sdpa_mib": peak_mib(lambda: F.scaled_dot_product_attention(q, k, v)),
-        "explicit_ms": median_ms(lambda: scaled_dot_product_attention(q, k, v)),
-        "sdpa_ms": median_ms(lambda: F.scaled_dot_product_attention(q, k, v)),
+        "explicit_ms": best_ms(lambda: scaled_dot_product_attention(q, k, v)),
+        "sdpa_ms": best_ms(lambda: F.scaled_dot_product_attention(q, k, v)),
     })
 print(f"measured in {time.perf_counter() - start:.1f} s\n")
 print(f"{'n':>5} {'scores':>8} {'explicit':>9} {'+causal':>8} {'SDPA':>7} {'explicit':>10} {'SDPA':>9}")
@@ -213,7 +222,7 @@ ax_t.plot(ns, [r["explicit_ms"] for r in rows], "o-", label="explicit (returns w
 ax_t.plot(ns, [r["sdpa_ms"] for r in rows], "s-", label="F.scaled_dot_product_attention")
 ref = rows[-1]["explicit_ms"]
 ax_t.plot(ns, [ref * (n / ns[-1]) ** 2 for n in ns], "k:", label=r"$\propto n^2$")
-ax_t.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="forward time (ms, median of 3)",
+ax_t.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="forward time (ms, best of 5)",
          title=f"time (B={B}, h={H}, d_head={D_HEAD}, 1 thread)")
 ax_t.minorticks_off()
 ax_t.set_xticks(ns, [str(n) for n in ns])

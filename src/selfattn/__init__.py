@@ -9,6 +9,7 @@
 Every module of this package is tangled from a chapter of the book.
 """
 
+from selfattn.checks import CheckError, CheckResult, check_all
 from selfattn.functional import scaled_dot_product_attention
 from selfattn.masks import causal_mask, combine_masks, from_mha_masks, padding_mask, to_mha_mask
 from selfattn.multihead import MultiHeadSelfAttention
@@ -28,5 +29,9 @@ __all__ = [
     "SelfAttention",
     # multihead.py（第 8 章）
     "MultiHeadSelfAttention",
+    # checks.py（第 6 章）
+    "check_all",
+    "CheckError",
+    "CheckResult",
 ]
 __version__ = "0.1.0"

@@ -18,7 +18,6 @@ inputs, returns a ``CheckResult`` when it passes and raises ``CheckError``
 (an ``AssertionError``) saying what failed, by how much and where when it does not.
 """
 
-# ruff: noqa: F811  -- 书中每个代码块都重新导入自己用到的名字，以便单独运行
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,12 +66,6 @@ class CheckError(AssertionError):
 # --- docs/06-verification.md § 准备输入与报告位置 ---
 import math
 from typing import Literal
-
-import torch
-import torch.nn.functional as F
-from torch import Tensor
-
-from selfattn.checks import AttentionFn, CheckError, CheckResult
 
 B, D_K, D_V = 2, 4, 3  # 每个检查的批量大小与宽度；d_k ≠ d_v，形状错误才藏不住
 _ATOL = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 2e-2, torch.float16: 2e-3}
@@ -145,14 +138,6 @@ def _fail(name: str, max_error: float, index: tuple[int, ...], message: str) -> 
 
 
 # --- docs/06-verification.md § 五条检查 ---
-from typing import Literal
-
-import torch
-import torch.nn.functional as F
-from torch import Tensor
-
-from selfattn.checks import AttentionFn, CheckResult, _at, _call, _fail, _passed, _qkv, _random_mask, _setup, _worst
-
 
 def check_rows_sum_to_one(
     fn: AttentionFn, *, n: int = 6, dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
@@ -353,7 +338,7 @@ def check_fully_masked_rows(
     mask[1, -1] = False
     out, w = _call(fn, "fully_masked_rows", q, k, v, mask)
     grads = torch.autograd.grad(out.sum(), (q, k, v))  # 每个都与输入同形
-    for name, t in [("out", out), ("weights", w), *zip(("q.grad", "k.grad", "v.grad"), grads)]:
+    for name, t in [("out", out), ("weights", w), *zip(("q.grad", "k.grad", "v.grad"), grads, strict=True)]:
         bad = ~torch.isfinite(t.detach())
         if bad.any():
             idx = tuple(int(i) for i in bad.nonzero()[0])
@@ -363,19 +348,6 @@ def check_fully_masked_rows(
 
 
 # --- docs/06-verification.md § 一次运行全部检查 ---
-import torch
-
-from selfattn.checks import (
-    AttentionFn,
-    CheckError,
-    CheckResult,
-    check_causal,
-    check_fully_masked_rows,
-    check_mask_respected,
-    check_matches_reference,
-    check_rows_sum_to_one,
-)
-
 CHECKS = (check_rows_sum_to_one, check_mask_respected, check_matches_reference, check_causal, check_fully_masked_rows)
 
 

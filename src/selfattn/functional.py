@@ -121,7 +121,8 @@ def scaled_dot_product_attention(
     if scale is None:
         scale = 1.0 / math.sqrt(d_k)
 
-    scores = (q @ k.transpose(-2, -1)) * scale  # (..., n_q, n_k)
+    # 先缩放 q 再相乘：在 float16 中，未缩放的 q·k 可能先溢出成 inf
+    scores = (q * scale) @ k.transpose(-2, -1)  # (..., n_q, n_k)
     allowed: Tensor | None = None  # bool, True = may attend
     if is_causal:
         allowed = torch.ones(n_q, n_k, dtype=torch.bool, device=q.device).tril()  # (n_q, n_k)
