@@ -149,3 +149,14 @@ def test_cuda_matches_cpu() -> None:
     cpu, _ = sdpa(q, k, v, mask)
     gpu, _ = sdpa(q.cuda(), k.cuda(), v.cuda(), mask.cuda())
     assert torch.allclose(gpu.cpu(), cpu, atol=1e-5)
+
+
+def test_float16_large_activations_do_not_overflow() -> None:
+    """q is scaled before q @ kᵀ: unscaled dot products of this size would overflow float16 (max 65504)."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 8, 64, generator=g) * 80 for _ in range(3))
+    assert (q @ k.transpose(-2, -1)).abs().max() > 65504, "the unscaled scores must exceed the float16 range"
+    out, weights = sdpa(q.half(), k.half(), v.half())
+    ref = F.scaled_dot_product_attention(q, k, v)
+    assert torch.isfinite(out).all() and torch.isfinite(weights).all()
+    assert torch.allclose(out.float(), ref, atol=0.5, rtol=2e-2)
