@@ -6,11 +6,17 @@
 * ``on_page_markdown`` turns a titled block's marker line into the block's
   title, so the reader sees ``src/selfattn/NAME.py`` above the code and never
   the ``#| file:`` line itself.
+* ``on_page_context`` marks each chapter page (a nav page ``NN-*.md``) with the
+  address of its notebook, so ``overrides/main.html`` offers the download link.
+* ``on_post_build`` writes one Jupyter notebook per chapter into the built site
+  (``site/notebooks/NN-name.ipynb``): never into ``docs/``, so ``mkdocs serve``
+  does not reload in a loop.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +24,7 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so that `tools` imports under `mkdocs`
-from tools.tangle import MARKER, TangleError, parse_fences, tangle, write
+from tools.tangle import MARKER, TangleError, book_pages, parse_fences, tangle, write
 
 log = logging.getLogger("mkdocs.hooks.tangle")
 
@@ -49,3 +55,72 @@ def titleize(markdown: str) -> str:
 
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     return titleize(markdown)
+
+
+CHAPTER = re.compile(r"^\d\d-[^/]*\.md$")  # docs/05-implementation.md, not docs/index.md or labs
+NOTEBOOK_DIR = "notebooks"
+
+
+def chapter_pages(root: Path) -> list[str]:
+    """The chapters of the book (``NN-*.md`` in the nav), relative to ``docs/``, in nav order."""
+    pages = [p.split("/", 1)[1] for p in book_pages(root)]
+    return [p for p in pages if CHAPTER.match(p)]
+
+
+def notebook_name(src_uri: str) -> str:
+    """``05-implementation.md`` -> ``05-implementation.ipynb``."""
+    return src_uri[: -len(".md")] + ".ipynb"
+
+
+def chapter_notebook(markdown: str) -> Any:
+    """A chapter as a Jupyter notebook: each ```` ```python ```` fence is a code cell, the rest Markdown.
+
+    Fences are found with the tangler's parser, so fences indented inside admonitions
+    and content tabs count too, exactly like the blocks pytest-codeblocks runs. Other fences
+    (expected output, shell sessions) stay in the Markdown cells. A ``#| file:`` marker
+    stays in its cell as a comment that says where the code lives in the package.
+    """
+    import jupytext
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    lines = markdown.splitlines()
+    cells = []
+    done = 0
+
+    def flush_markdown(upto: int) -> None:
+        text = "\n".join(lines[done:upto]).strip("\n")
+        if text.strip():
+            cells.append(new_markdown_cell(text))
+
+    for fence in parse_fences(markdown, ""):
+        if fence.info != "python" or fence.char != "`":
+            continue
+        flush_markdown(fence.start)
+        cells.append(new_code_cell("\n".join(fence.body).rstrip("\n")))
+        done = fence.start + len(fence.body) + 2
+    flush_markdown(len(lines))
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata["language_info"] = {"name": "python"}
+    # A round trip through jupytext gives the notebook its canonical, reproducible form.
+    return jupytext.reads(jupytext.writes(nb, fmt="ipynb"), fmt="ipynb")
+
+
+def on_page_context(context: Any, page: Any, config: Any, **kwargs: Any) -> Any:
+    if CHAPTER.match(page.file.src_uri):
+        page.meta["notebook"] = f"{NOTEBOOK_DIR}/{notebook_name(page.file.src_uri)}"
+    return context
+
+
+def on_post_build(config: Any) -> None:
+    import jupytext
+
+    root = Path(config.config_file_path).parent
+    docs = Path(config.docs_dir)
+    out = Path(config.site_dir) / NOTEBOOK_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    pages = chapter_pages(root)
+    for page in pages:
+        nb = chapter_notebook((docs / page).read_text(encoding="utf-8"))
+        jupytext.write(nb, out / notebook_name(page), fmt="ipynb")
+    log.info("notebooks: wrote %d chapter notebooks to %s/", len(pages), NOTEBOOK_DIR)
