@@ -59,6 +59,12 @@ def on_page_markdown(markdown: str, **kwargs: Any) -> str:
 
 CHAPTER = re.compile(r"^\d\d-[^/]*\.md$")  # docs/05-implementation.md, not docs/index.md or labs
 NOTEBOOK_DIR = "notebooks"
+TEST_DIRECTIVE = re.compile(r"^\s*<!--\s*pytest[-.][^>]*-->\s*$")  # <!--pytest-codeblocks:...-->, <!--pytest.mark...-->
+NOTEBOOK_INTRO = (
+    "> 本笔记本由本书的 `{page}` 自动生成：代码单元就是这一章的 Python 代码块，请按顺序运行。"
+    "后面的章节会 `import selfattn`：请在仓库根目录启动 Jupyter，并把 `src` 加入 `PYTHONPATH`"
+    "（或先 `pip install .`）。"
+)
 
 
 def chapter_pages(root: Path) -> list[str]:
@@ -72,25 +78,43 @@ def notebook_name(src_uri: str) -> str:
     return src_uri[: -len(".md")] + ".ipynb"
 
 
-def chapter_notebook(markdown: str) -> Any:
+MD_LINK = re.compile(r"\]\((?![a-z]+:)(?P<path>[^)\s#]+?)\.md(?P<anchor>#[^)\s]*)?\)")
+
+
+def absolute_links(markdown: str, site_url: str) -> str:
+    """Point the links between chapters (``](index.md#x)``) at the published site, for use outside it."""
+    if not site_url:
+        return markdown
+
+    def url(m: re.Match[str]) -> str:
+        path = m["path"].removeprefix("./")
+        path = "" if path == "index" else (path.removesuffix("/index") + "/")
+        return f"]({site_url.rstrip('/')}/{path}{m['anchor'] or ''})"
+
+    return MD_LINK.sub(url, markdown)
+
+
+def chapter_notebook(markdown: str, page: str = "", site_url: str = "") -> Any:
     """A chapter as a Jupyter notebook: each ```` ```python ```` fence is a code cell, the rest Markdown.
 
     Fences are found with the tangler's parser, so fences indented inside admonitions
     and content tabs count too, exactly like the blocks pytest-codeblocks runs. Other fences
-    (expected output, shell sessions) stay in the Markdown cells. A ``#| file:`` marker
-    stays in its cell as a comment that says where the code lives in the package.
+    (expected output, shell sessions) stay in the Markdown cells, without the test directives
+    (``<!--pytest-codeblocks:...-->``). A ``#| file:`` marker stays in its cell as a comment that
+    says where the code lives in the package. ``page`` names the chapter in an opening note;
+    links to other pages point at ``site_url``.
     """
     import jupytext
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
     lines = markdown.splitlines()
-    cells = []
+    cells = [new_markdown_cell(NOTEBOOK_INTRO.format(page=page))] if page else []
     done = 0
 
     def flush_markdown(upto: int) -> None:
-        text = "\n".join(lines[done:upto]).strip("\n")
+        text = "\n".join(line for line in lines[done:upto] if not TEST_DIRECTIVE.match(line)).strip("\n")
         if text.strip():
-            cells.append(new_markdown_cell(text))
+            cells.append(new_markdown_cell(absolute_links(text, site_url)))
 
     for fence in parse_fences(markdown, ""):
         if fence.info != "python" or fence.char != "`":
@@ -121,6 +145,6 @@ def on_post_build(config: Any) -> None:
     out.mkdir(parents=True, exist_ok=True)
     pages = chapter_pages(root)
     for page in pages:
-        nb = chapter_notebook((docs / page).read_text(encoding="utf-8"))
+        nb = chapter_notebook((docs / page).read_text(encoding="utf-8"), f"docs/{page}", config.site_url or "")
         jupytext.write(nb, out / notebook_name(page), fmt="ipynb")
     log.info("notebooks: wrote %d chapter notebooks to %s/", len(pages), NOTEBOOK_DIR)
