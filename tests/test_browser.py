@@ -150,8 +150,8 @@ def launch(path: str) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def browser(chromium: str, page_problems: dict[str, list[str]]) -> Iterator[Any]:
-    """A browser for the other tests, started after the page checks' threads are done."""
+def browser(chromium: str) -> Iterator[Any]:
+    """A browser for the tests that run in the main thread (search, 404)."""
     with launch(chromium) as b:
         yield b
 
@@ -359,10 +359,14 @@ WORKERS = int(os.environ.get("SELFATTN_BROWSER_WORKERS", min(4, os.cpu_count() o
 
 
 @pytest.fixture(scope="session")
-def page_problems(chromium: str, base_url: str) -> dict[str, list[str]]:
-    """Check every page of the nav, in WORKERS threads with a browser each; map each page to its problems."""
+def page_problems(chromium: str, base_url: str, request: pytest.FixtureRequest) -> dict[str, list[str]]:
+    """Check the selected pages of the nav, in WORKERS threads with a browser each; map each page to its problems."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     results: dict[str, list[str]] = {}
+    selected = {
+        i.callspec.params["src"] for i in request.session.items if getattr(i, "originalname", "") == "test_page"
+    }
+    pages = [src for src in PAGES if src in selected] or PAGES
 
     def work(share: list[str]) -> None:
         with launch(chromium) as b:
@@ -372,9 +376,9 @@ def page_problems(chromium: str, base_url: str) -> dict[str, list[str]]:
                 except Exception:  # noqa: BLE001 - a crash is a problem of that page, reported by its test
                     results[src] = [traceback.format_exc()]
 
-    n = max(1, min(WORKERS, len(PAGES)))
+    n = max(1, min(WORKERS, len(pages)))
     with ThreadPoolExecutor(n) as pool:
-        list(pool.map(work, [PAGES[i::n] for i in range(n)]))
+        list(pool.map(work, [pages[i::n] for i in range(n)]))
     return results
 
 
@@ -421,6 +425,14 @@ def test_chinese_search(browser: Any, base_url: str, query: str, chapter: str | 
         assert not watch.errors and not watch.external + watch.blocked, (watch.errors, watch.external, watch.blocked)
     finally:
         context.close()
+
+
+def test_search_index_is_segmented(site_dir: Path) -> None:
+    """Without jieba the build still succeeds, silently, with an unsegmented index: catch that here too."""
+    index = json.loads((site_dir / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert "zh" in index["config"]["lang"], index["config"]
+    text = next(d["text"] for d in index["docs"] if d["location"] == "05-implementation/")
+    assert "\u200b" in text, "the search index is not segmented into words: is jieba installed?"
 
 
 def test_404_page_renders_offline(browser: Any, base_url: str, site_dir: Path) -> None:
