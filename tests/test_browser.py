@@ -217,7 +217,9 @@ def _is_local(url: str) -> bool:
 
 def open_page(browser: Any, url: str, scheme: str = "light") -> tuple[Any, Any, Watch]:
     """A fresh context (so the palette starts from the media query) and a page loaded from ``url``."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme, locale="zh-CN")
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, color_scheme=scheme, locale="zh-CN", accept_downloads=True
+    )
     watch = Watch()
 
     def route(r: Any) -> None:
@@ -422,6 +424,23 @@ def test_chinese_search(browser: Any, base_url: str, query: str, chapter: str | 
         missing = [p for p in dict.fromkeys(required) if p not in found]
         assert not missing, f"search for {query!r} found {sorted(found)}; missing {missing}"
         assert found & set(containing), f"search for {query!r} found {sorted(found)}, none of {containing}"
+        assert not watch.errors and not watch.external + watch.blocked, (watch.errors, watch.external, watch.blocked)
+    finally:
+        context.close()
+
+
+def test_notebook_download_and_instant_navigation(browser: Any, base_url: str) -> None:
+    """The download link really downloads, and after an instant (XHR) navigation math and link are there."""
+    chapter = next(src for src in PAGES if CHAPTER.match(src) and expected_titles(src))
+    context, page, watch = open_page(browser, base_url)
+    try:
+        page.locator(f".md-nav--primary a[href$='{page_url(chapter)}']").first.click()
+        page.wait_for_url(f"**/{page_url(chapter)}")
+        page.wait_for_function(MATH_DONE, timeout=5000)
+        with page.expect_download() as download:
+            page.get_by_role("link", name="下载本章 Jupyter 笔记本").click()
+        assert download.value.suggested_filename == f"{chapter[:-3]}.ipynb"
+        assert json.loads(Path(download.value.path()).read_text(encoding="utf-8"))["nbformat"] == 4
         assert not watch.errors and not watch.external + watch.blocked, (watch.errors, watch.external, watch.blocked)
     finally:
         context.close()
