@@ -193,11 +193,19 @@ def base_url(site_dir: Path) -> Iterator[str]:
     server.server_close()
 
 
+_STARTED: list[float] = []
+
+
 @pytest.fixture(scope="session", autouse=True)
-def _timing() -> Iterator[None]:
-    start = time.perf_counter()
+def _browser_clock() -> None:
+    """Started before the session fixtures of this module (autouse comes first): the page checks count."""
+    _STARTED.append(time.perf_counter())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _timing(_browser_clock: None) -> Iterator[None]:
     yield
-    print(f"\nbrowser tests: {time.perf_counter() - start:.1f} s")
+    print(f"\nbrowser tests: {time.perf_counter() - _STARTED[0]:.1f} s")
 
 
 @dataclass
