@@ -100,6 +100,11 @@ def expected_titles(src: str) -> list[str]:
     return titles
 
 
+def fence_count(src: str) -> int:
+    """How many fenced blocks the page's Markdown source has (each must become a code block with a copy button)."""
+    return len(parse_fences((DOCS / src).read_text(encoding="utf-8"), src)) if src.endswith(".md") else 0
+
+
 def plots(src: str) -> bool:
     """A lab notebook that imports matplotlib must show its plots."""
     return src.endswith((".py", ".ipynb")) and "matplotlib" in (DOCS / src).read_text(encoding="utf-8")
@@ -316,8 +321,11 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         ]
 
         # A copy button on every code block (material's on Markdown pages, mkdocs-jupyter's in notebooks).
+        # material 9.8 renders it as <button class="md-code__button" data-md-type="copy">.
         blocks = page.evaluate(CODE_BLOCKS) + page.evaluate(NOTEBOOK_CELLS)
         problems += [f"no copy button on the code block {b['text']!r}" for b in blocks if not b["copy"]]
+        if len(blocks) < (fences := fence_count(src)):
+            problems.append(f"{len(blocks)} code blocks on the page for {fences} fences in its source")
 
         # The lab plots.
         if plots(src):
@@ -348,11 +356,15 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         # The palette toggle: light -> dark and back.
         scheme = page.locator("body").get_attribute("data-md-color-scheme")
         page.locator("form[data-md-component=palette] label:visible").click()
+        with contextlib.suppress(Exception):  # reported below
+            page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'", timeout=3000)
         dark = page.locator("body").get_attribute("data-md-color-scheme")
         if (scheme, dark) != ("default", "slate"):
             problems.append(f"the palette toggle went from {scheme!r} to {dark!r}, expected 'default' -> 'slate'")
         page.screenshot(path=str(SCREENSHOTS / f"{_slug(src)}-dark.png"), full_page=True)
         page.locator("form[data-md-component=palette] label:visible").click()
+        with contextlib.suppress(Exception):
+            page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=3000)
         back = page.locator("body").get_attribute("data-md-color-scheme")
         if back != "default":
             problems.append(f"the palette toggle did not come back to 'default' ({back!r})")
