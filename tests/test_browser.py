@@ -283,6 +283,11 @@ IMAGES = """() => [...document.querySelectorAll('.jupyter-wrapper .jp-OutputArea
   .map((img) => ({src: img.src.slice(0, 22), width: img.naturalWidth}))"""
 
 
+def shoot(page: Any, name: str) -> None:
+    """A full-page screenshot in build/screenshots/ (JPEG: half the time of PNG on the long chapters)."""
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.jpg"), full_page=True, type="jpeg", quality=85)
+
+
 def _slug(src: str) -> str:
     return page_url(src).strip("/").replace("/", "-") or "index"
 
@@ -351,7 +356,7 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
             if edit.count() != 1 or not (edit.get_attribute("href") or "").endswith(f"edit/main/docs/{src}"):
                 problems.append("no 'edit this page' button pointing at the page's source")
 
-        page.screenshot(path=str(SCREENSHOTS / f"{_slug(src)}-light.png"), full_page=True)
+        shoot(page, f"{_slug(src)}-light")
 
         # The palette toggle: light -> dark and back.
         scheme = page.locator("body").get_attribute("data-md-color-scheme")
@@ -361,7 +366,7 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         dark = page.locator("body").get_attribute("data-md-color-scheme")
         if (scheme, dark) != ("default", "slate"):
             problems.append(f"the palette toggle went from {scheme!r} to {dark!r}, expected 'default' -> 'slate'")
-        page.screenshot(path=str(SCREENSHOTS / f"{_slug(src)}-dark.png"), full_page=True)
+        shoot(page, f"{_slug(src)}-dark")
         page.locator("form[data-md-component=palette] label:visible").click()
         with contextlib.suppress(Exception):
             page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=3000)
@@ -480,7 +485,7 @@ def test_404_page_renders_offline(browser: Any, base_url: str, site_dir: Path) -
     try:
         assert page.locator("article h1").text_content().strip() == "404 - Not found"
         assert page.locator("link[rel=icon]").count() == 1 and page.locator("img[alt=logo]").first.is_visible()
-        page.screenshot(path=str(SCREENSHOTS / "404-light.png"), full_page=True)
+        shoot(page, "404-light")
         assert not watch.external + watch.blocked, (watch.external, watch.blocked)
         errors = [e for e in watch.errors if "404" not in e]  # the page itself is a 404, by design
         assert not errors, errors
