@@ -256,9 +256,9 @@ def open_page(browser: Any, url: str, scheme: str = "light") -> tuple[Any, Any, 
 MATH_DONE = """() => [...document.querySelectorAll('.arithmatex')].every((e) => e.querySelector('.katex'))"""
 
 VISIBLE_PROSE = """() => {
-  const root = document.querySelector('article.md-content__inner') || document.body;
-  const clone = root.cloneNode(true);
-  clone.querySelectorAll('pre, code, script, style, textarea, .katex, .clipboard-copy-txt, .md-clipboard, .md-code__nav')
+  // The whole page (article, navigation and table of contents, footer), not only the article.
+  const clone = document.body.cloneNode(true);
+  clone.querySelectorAll('pre, code, script, style, textarea, .katex, .clipboard-copy-txt, .md-clipboard, .md-code__nav, .md-search')
     .forEach((e) => e.remove());
   return clone.textContent;
 }"""

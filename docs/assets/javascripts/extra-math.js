@@ -1,9 +1,11 @@
-// Math in the Markdown cells of the lab notebooks (mkdocs-jupyter pages), rendered with the vendored KaTeX.
-// nbconvert leaves it as text between $…$, $$…$$, \(…\) or \[…\] and expects MathJax from a CDN; the book
-// loads nothing from the network (mkdocs.yml keeps mkdocs-jupyter's MathJax URL empty), so KaTeX renders it here.
+// Math that javascripts/katex-init.js does not see (it renders the .arithmatex elements of the Markdown pages),
+// rendered with the vendored KaTeX:
+// * the Markdown cells of the lab notebooks (mkdocs-jupyter pages): nbconvert leaves the math as text between
+//   $…$, $$…$$, \(…\) or \[…\] and expects MathJax from a CDN; the book loads nothing from the network
+//   (mkdocs.yml keeps mkdocs-jupyter's MathJax URL empty);
+// * the table of contents: a heading with math becomes a TOC entry whose text is the raw "\(d_k\)".
 (function () {
   const MATH = /\$\$([\s\S]+?)\$\$|\\\[([\s\S]+?)\\\]|\\\(([\s\S]+?)\\\)|\$(?!\s)((?:\\\$|[^$\n])+?)(?<!\s)\$/g;
-  const SKIP = new Set(["PRE", "CODE", "SCRIPT", "STYLE", "TEXTAREA"]);
 
   function renderText(node) {
     const text = node.nodeValue;
@@ -27,9 +29,11 @@
     node.replaceWith(frag);
   }
 
-  function renderNotebookMath() {
+  const WHERE = [".jupyter-wrapper .jp-RenderedMarkdown", ".md-nav__link", ".md-footer__title"].join(", ");
+
+  function renderExtraMath() {
     if (typeof katex === "undefined") return;
-    document.querySelectorAll(".jupyter-wrapper .jp-RenderedMarkdown").forEach((cell) => {
+    document.querySelectorAll(WHERE).forEach((cell) => {
       if (cell.dataset.katexDone) return;
       const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT, {
         acceptNode: (n) => (n.parentElement.closest("pre, code, script, style, textarea, .katex")
@@ -43,8 +47,8 @@
   }
 
   if (typeof document$ !== "undefined") {
-    document$.subscribe(renderNotebookMath);
+    document$.subscribe(renderExtraMath);
   } else {
-    document.addEventListener("DOMContentLoaded", renderNotebookMath);
+    document.addEventListener("DOMContentLoaded", renderExtraMath);
   }
 })();
