@@ -94,6 +94,17 @@ def absolute_links(markdown: str, site_url: str) -> str:
     return MD_LINK.sub(url, markdown)
 
 
+def directives_above(lines: list[str], start: int) -> list[str]:
+    """The test directives (``<!--pytest.mark.cuda-->``, ``<!--pytest-codeblocks:skip-->``) right above a fence."""
+    found = []
+    i = start - 1
+    while i >= 0 and (not lines[i].strip() or TEST_DIRECTIVE.match(lines[i])):
+        if lines[i].strip():
+            found.append(lines[i].strip())
+        i -= 1
+    return found
+
+
 def chapter_notebook(markdown: str, page: str = "", site_url: str = "") -> Any:
     """A chapter as a Jupyter notebook: each ```` ```python ```` fence is a code cell, the rest Markdown.
 
@@ -101,8 +112,10 @@ def chapter_notebook(markdown: str, page: str = "", site_url: str = "") -> Any:
     and content tabs count too, exactly like the blocks pytest-codeblocks runs. Other fences
     (expected output, shell sessions) stay in the Markdown cells, without the test directives
     (``<!--pytest-codeblocks:...-->``). A ``#| file:`` marker stays in its cell as a comment that
-    says where the code lives in the package. ``page`` names the chapter in an opening note;
-    links to other pages point at ``site_url``.
+    says where the code lives in the package. A block the book runs only on a GPU
+    (``<!--pytest.mark.cuda-->``) or skips is announced and tagged ``raises-exception``, so that
+    "Run all" does not stop there on a CPU. ``page`` names the chapter in an opening note; links
+    to other pages point at ``site_url``.
     """
     import jupytext
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -120,7 +133,15 @@ def chapter_notebook(markdown: str, page: str = "", site_url: str = "") -> Any:
         if fence.info != "python" or fence.char != "`":
             continue
         flush_markdown(fence.start)
-        cells.append(new_code_cell("\n".join(fence.body).rstrip("\n")))
+        cell = new_code_cell("\n".join(fence.body).rstrip("\n"))
+        directives = directives_above(lines, fence.start)
+        if any("cuda" in d or "skip" in d for d in directives):
+            # The book runs this block only where it can (a GPU) or not at all: here the reader is told, and
+            # "Run all" goes on past an error in it (Jupyter and nbclient honour the raises-exception tag).
+            need = "CUDA（一块 GPU）" if any("cuda" in d for d in directives) else "特定的环境"
+            cells.append(new_markdown_cell(f"> 下一个代码单元需要{need}；条件不满足时它会报错，可以跳过。"))
+            cell.metadata["tags"] = ["raises-exception"]
+        cells.append(cell)
         done = fence.start + len(fence.body) + 2
     flush_markdown(len(lines))
     nb = new_notebook(cells=cells)
