@@ -13,7 +13,6 @@ STAMP      := $(VENV)/.installed
 
 # The tangled package is imported from src/ (so a stale installed copy can never hide a change).
 export PYTHONPATH := $(CURDIR)/src:$(CURDIR)
-export MPLBACKEND := Agg
 export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: setup serve site build tangle tangle-check test test-fast bench clean browser-deps lint-workflows

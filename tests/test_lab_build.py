@@ -49,6 +49,8 @@ def _make_copy(dst: Path) -> Path:
     """A trimmed copy of the repository that builds only the index page and one lab."""
     shutil.copytree(ROOT / "tools", dst / "tools", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "src", dst / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    if (ROOT / "overrides").is_dir():  # theme.custom_dir
+        shutil.copytree(ROOT / "overrides", dst / "overrides")
     docs = dst / "docs"
     for name in ("assets", "javascripts", "stylesheets"):
         if (ROOT / "docs" / name).is_dir():

@@ -9,6 +9,7 @@
 # 为了让计时在一台可能同时运行其他任务的构建机器上少受干扰，这里只用一个 CPU 线程。具体的毫秒数取决于机器，**不要**把它们当作基准；要看的是随 $n$ 增长的趋势。
 
 # %%
+# %matplotlib inline
 import math
 import time
 import weakref
