@@ -1,10 +1,17 @@
 """Peak extra memory of one attention path, measured in a fresh subprocess.
 
-``ru_maxrss`` is the high-water mark of the whole process, so each configuration runs
-in its own interpreter: it imports torch, builds the inputs, warms the path up at a
-tiny size, reads ``ru_maxrss`` (the baseline), runs the path once at full size and
-reads ``ru_maxrss`` again. The difference is the peak extra memory of that path
-(its output and gradients included).
+Each configuration runs in its own interpreter, because a high-water mark only grows:
+it imports torch, builds the inputs, warms the path up at a tiny size, resets the
+kernel's peak-RSS counter (``echo 5 > /proc/self/clear_refs``) and reads the current
+RSS (the baseline), runs the path once at full size and reads the peak (``VmHWM`` in
+``/proc/self/status``). The difference is the peak extra memory of that path, its
+output and gradients included.
+
+Why not ``resource.getrusage(...).ru_maxrss``? It is the high-water mark of the
+*process*, and Linux carries it across ``exec``: a child started from a parent that
+once held 4 GiB starts with ``ru_maxrss`` = 4 GiB, so the delta reads 0. ``ru_maxrss``
+is used only where ``clear_refs`` is not available (then the child must be started
+from a small parent).
 
 Usage (what :func:`peak_extra_mib` runs)::
 
@@ -47,8 +54,29 @@ def attention_fn(path: str) -> Callable[[Tensor, Tensor, Tensor], Tensor]:
     return fns[path]
 
 
-def _maxrss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+def _status_mib(field: str) -> float:
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024  # kB -> MiB
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def _reset_peak() -> float:
+    """Reset the peak RSS if the kernel allows it; return the baseline in MiB."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+            f.write("5")  # 5: reset the peak resident set size (Linux >= 4.0)
+        return _status_mib("VmRSS")
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def _peak() -> float:
+    try:
+        return _status_mib("VmHWM")
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _measure(path: str, n: int, heads: int, d: int, mode: str) -> float:
@@ -66,11 +94,11 @@ def _measure(path: str, n: int, heads: int, d: int, mode: str) -> float:
     run(64)  # 预热：加载内核与线程池，不计入
     q, k, v = (torch.randn(1, heads, n, d, requires_grad=train) for _ in range(3))  # (1, h, n, d)
     g = torch.randn(1, heads, n, d)  # (1, h, n, d)
-    base = _maxrss_mib()
+    base = _reset_peak()
     out = fn(q, k, v)  # (1, h, n, d)
     if train:
         torch.autograd.grad(out, (q, k, v), g)
-    return _maxrss_mib() - base
+    return _peak() - base
 
 
 def peak_extra_mib(path: str, n: int, *, heads: int = 1, d: int = 64, mode: str = "fwd", threads: int = 2) -> float:
