@@ -7,10 +7,31 @@
 # 可比较的是**同一次运行中**各路径与 SDPA 的比值。说明见[基准测试](../reference/benchmarks.md)。
 
 # %%
+import io
 import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+from IPython.display import Image, display
+from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
+
+def log_axes(ax: plt.Axes, ns: list[int]) -> None:
+    """Log-log axes with the measured n as the x ticks."""
+    ax.set(xscale="log", yscale="log", xlabel="n")
+    ax.xaxis.set_major_locator(FixedLocator(ns))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def show(fig: plt.Figure) -> None:
+    """Embed the figure as a PNG (works whatever the matplotlib backend, e.g. MPLBACKEND=Agg)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    display(Image(data=buf.getvalue()))
+
 
 root = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "benchmarks" / "results" / "cpu.json").exists())
 res = json.loads((root / "benchmarks" / "results" / "cpu.json").read_text(encoding="utf-8"))
@@ -22,7 +43,8 @@ print("config:", res["config"])
 # ## 时间与 $n$（对数坐标）
 #
 # B = 1，h = 8，d_head = 64，float32。虚线是斜率为 2 的参考线（$\propto n^2$）：三条路径的算术量都是
-# $O(n^2 d)$，长序列时都贴着这条斜率，差别只在常数。
+# $O(n^2 d)$，长序列时都贴着这条斜率，差别只在常数。误差线是各轮的最小–最大值；曲线不光滑（例如前向 + 反向在
+# n = 1024 处的凸起）来自测量时机器上的其他负载，这正是我们只比较同一轮内的比值的原因。
 
 # %%
 labels = {"explicit": "selfattn explicit", "sdpa": "F.scaled_dot_product_attention", "chunked": "selfattn chunked"}
@@ -39,12 +61,12 @@ for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
     n0, t0 = rows[-1]["n"], max(r["median_ms"] for r in rows if r["n"] == rows[-1]["n"])
     ref = [128, n0]
     ax.plot(ref, [t0 * (x / n0) ** 2 for x in ref], "k--", lw=1, label="slope 2 (n²)")
-    ax.set(xscale="log", yscale="log", xlabel="n", title=f"{mode}: median time (ms), bars = min–max")
-    ax.grid(True, which="both", alpha=0.3)
+    log_axes(ax, sorted({r["n"] for r in rows}))
+    ax.set_title(f"{mode}: median time (ms), bars = min–max")
 axes[0].set_ylabel("ms")
 axes[0].legend(fontsize=8)
-plt.tight_layout()
-plt.show()
+fig.tight_layout()
+show(fig)
 
 # %% [markdown]
 # ## 峰值额外内存与 $n$
@@ -62,12 +84,12 @@ for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
         pts = sorted((r["n"], max(r["peak_extra_mib"], 0.1)) for r in rows if r["path"] == path)
         if pts:
             ax.plot(*zip(*pts), marker="o", label=label)
-    ax.set(xscale="log", yscale="log", xlabel="n", title=f"{mode}: peak extra memory (MiB), h = {res['config']['memory_heads']}")
-    ax.grid(True, which="both", alpha=0.3)
+    log_axes(ax, sorted({r["n"] for r in rows}))
+    ax.set_title(f"{mode}: peak extra memory (MiB), h = {res['config']['memory_heads']}")
 axes[0].set_ylabel("MiB")
 axes[0].legend(fontsize=8)
-plt.tight_layout()
-plt.show()
+fig.tight_layout()
+show(fig)
 
 # %% [markdown]
 # ## 比值表
