@@ -124,6 +124,10 @@ def test_errors_name_shapes_and_dtypes() -> None:
         chunked_attention(x, x, x, block_q=0)
     with pytest.raises(TypeError, match=r"q must be a torch.Tensor"):
         chunked_attention([1.0], x, x)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"keys_only_attention: k and v must have the same length n_k"):
+        keys_only_attention(x, x, torch.randn(2, 4, 8))
+    with pytest.raises(ValueError, match=r"keys_only_attention: block_k must be a positive int"):
+        keys_only_attention(x, x, x, block_k=-1)
 
 
 def test_forward_memory_ratio_at_8192() -> None:

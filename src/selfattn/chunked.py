@@ -19,6 +19,8 @@ import math
 import torch
 from torch import Tensor
 
+from selfattn.functional import _check_qkv
+
 
 def keys_only_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = None, block_k: int = 512) -> Tensor:
     """Teaching version: exact attention, one key block at a time, with an online softmax.
@@ -42,6 +44,9 @@ def keys_only_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None 
         - v: ``(..., n_k, d_v)``
         - output: ``(..., n_q, d_v)``
     """
+    _check_qkv("keys_only_attention", q, k, v)
+    if not isinstance(block_k, int) or isinstance(block_k, bool) or block_k <= 0:
+        raise ValueError(f"keys_only_attention: block_k must be a positive int, got {block_k!r}")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)  # (..., n_q, 1) 运行最大值
     l = torch.zeros_like(m)  # (..., n_q, 1) 运行和
