@@ -43,8 +43,8 @@ print("config:", res["config"])
 # ## 时间与 $n$（对数坐标）
 #
 # B = 1，h = 8，d_head = 64，float32。虚线是斜率为 2 的参考线（$\propto n^2$）：三条路径的算术量都是
-# $O(n^2 d)$，长序列时都贴着这条斜率，差别只在常数。误差线是各轮的最小–最大值；曲线不光滑（例如前向 + 反向在
-# n = 1024 处的凸起）来自测量时机器上的其他负载，这正是我们只比较同一轮内的比值的原因。
+# $O(n^2 d)$，长序列时都贴着这条斜率，差别只在常数。误差线是各轮的最小–最大值；曲线若不光滑，
+# 来自测量时机器上的其他负载，这正是我们只比较同一轮内的比值的原因。
 
 # %%
 labels = {"explicit": "selfattn explicit", "sdpa": "F.scaled_dot_product_attention", "chunked": "selfattn chunked"}
