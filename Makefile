@@ -69,5 +69,9 @@ test-fast: $(STAMP)
 	$(BIN)/python -m tools.tangle --check
 	$(BIN)/python -m pytest -m "not browser" --deselect tests/test_site.py
 
+# CPU benchmarks (a few minutes): writes benchmarks/results/cpu.json; see docs/reference/benchmarks.md.
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run
+
 clean:
 	rm -rf site build .cache

@@ -1,0 +1,108 @@
+# %% [markdown]
+# # 基准测试图（参考页）
+#
+# 这个实验在**构建网站时**执行，但它不运行基准测试：它只读取仓库里提交的
+# `benchmarks/results/cpu.json`（由 `make bench` 在一台机器上实测生成）并画图。
+# 数字只是示意：它们来自一台与其他任务共享的 2 核 CPU 机器，同一配置前后两次测量可以差一倍以上；
+# 可比较的是**同一次运行中**各路径与 SDPA 的比值。说明见[基准测试](../reference/benchmarks.md)。
+
+# %%
+import io
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+from IPython.display import Image, display
+from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
+
+def log_axes(ax: plt.Axes, ns: list[int]) -> None:
+    """Log-log axes with the measured n as the x ticks."""
+    ax.set(xscale="log", yscale="log", xlabel="n")
+    ax.xaxis.set_major_locator(FixedLocator(ns))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def show(fig: plt.Figure) -> None:
+    """Embed the figure as a PNG (works whatever the matplotlib backend, e.g. MPLBACKEND=Agg)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    display(Image(data=buf.getvalue()))
+
+
+root = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "benchmarks" / "results" / "cpu.json").exists())
+res = json.loads((root / "benchmarks" / "results" / "cpu.json").read_text(encoding="utf-8"))
+m = res["machine"]
+print(f"{m['platform']} | {m['processor']} | {m['cpu_count']} CPUs | torch {m['torch']} | threads {m['threads']} | {m['date']}")
+print("config:", res["config"])
+
+# %% [markdown]
+# ## 时间与 $n$（对数坐标）
+#
+# B = 1，h = 8，d_head = 64，float32。虚线是斜率为 2 的参考线（$\propto n^2$）：三条路径的算术量都是
+# $O(n^2 d)$，长序列时都贴着这条斜率，差别只在常数。误差线是各轮的最小–最大值；曲线若不光滑，
+# 来自测量时机器上的其他负载，这正是我们只比较同一轮内的比值的原因。
+
+# %%
+labels = {"explicit": "selfattn explicit", "sdpa": "F.scaled_dot_product_attention", "chunked": "selfattn chunked"}
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
+    rows = [r for r in res["time"] if r["case"] == "attention" and r["mode"] == mode]
+    for path, label in labels.items():
+        pts = sorted((r["n"], r["median_ms"], r["min_ms"], r["max_ms"]) for r in rows if r["path"] == path)
+        if not pts:
+            continue
+        n, med, lo, hi = zip(*pts)
+        ax.errorbar(n, med, yerr=[[a - b for a, b in zip(med, lo)], [b - a for a, b in zip(med, hi)]],
+                    marker="o", capsize=3, label=label)
+    n0, t0 = rows[-1]["n"], max(r["median_ms"] for r in rows if r["n"] == rows[-1]["n"])
+    ref = [128, n0]
+    ax.plot(ref, [t0 * (x / n0) ** 2 for x in ref], "k--", lw=1, label="slope 2 (n²)")
+    log_axes(ax, sorted({r["n"] for r in rows}))
+    ax.set_title(f"{mode}: median time (ms), bars = min–max")
+axes[0].set_ylabel("ms")
+axes[0].legend(fontsize=8)
+fig.tight_layout()
+show(fig)
+
+# %% [markdown]
+# ## 峰值额外内存与 $n$
+#
+# 每个点在一个新的子进程中测得（`benchmarks/memory.py`：清零内核记录的 RSS 峰值，运行一次，读 `VmHWM`）。
+# 显式实现与对循环直接求导（keys_only，训练时）按 $n^2$ 增长；SDPA 与分块实现按 $n$ 增长。
+# 很小的读数（几 MiB）接近测量的分辨率。
+
+# %%
+mem_labels = {**labels, "keys_only": "keys-only loop (autograd)"}
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
+    rows = [r for r in res["memory"] if r["mode"] == mode]
+    for path, label in mem_labels.items():
+        pts = sorted((r["n"], max(r["peak_extra_mib"], 0.1)) for r in rows if r["path"] == path)
+        if pts:
+            ax.plot(*zip(*pts), marker="o", label=label)
+    log_axes(ax, sorted({r["n"] for r in rows}))
+    ax.set_title(f"{mode}: peak extra memory (MiB), h = {res['config']['memory_heads']}")
+axes[0].set_ylabel("MiB")
+axes[0].legend(fontsize=8)
+fig.tight_layout()
+show(fig)
+
+# %% [markdown]
+# ## 比值表
+#
+# 每一行是同一次运行中、逐轮交替测量得到的比值（路径时间 / SDPA 时间）的中位数与最小–最大值。
+
+# %%
+print(f"{'case':10s} {'mode':8s} {'n':>5s}  {'path':14s} {'anchor':15s} {'median':>7s}  min–max")
+for r in res["ratios"]:
+    print(f"{r['case']:10s} {r['mode']:8s} {r['n']:5d}  {r['path']:14s} {r['anchor']:15s} {r['median']:7.2f}  "
+          f"{r['min']:.2f}–{r['max']:.2f}")
+print()
+for t in res["targets"]:
+    value = f"{t['median']:.2f} ({t['min']:.2f}–{t['max']:.2f})" if "median" in t else f"{t['value']:.1f}"
+    print(f"{t['target']}: {value}, goal {t['goal']}, met: {t['met']}")
+print("MHA case:", res["mha"])
