@@ -26,7 +26,7 @@ import resource
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor

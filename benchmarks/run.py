@@ -67,7 +67,7 @@ def ratio_rows(case: str, key: dict[str, Any], secs: dict[str, list[float]], anc
     """Time rows (ms) and ratio rows (path / anchor, per round) of one configuration."""
     times = [{"case": case, **key, "path": p, **{f"{s}_ms": v * 1e3 for s, v in _stats(xs).items()}, "rounds": len(xs)}
              for p, xs in secs.items()]
-    ratios = [{"case": case, **key, "path": p, "anchor": anchor, **_stats([a / b for a, b in zip(xs, secs[anchor])])}
+    ratios = [{"case": case, **key, "path": p, "anchor": anchor, **_stats([a / b for a, b in zip(xs, secs[anchor], strict=True)])}
               for p, xs in secs.items() if p != anchor]
     return times, ratios
 
@@ -168,7 +168,7 @@ def _bench_mha(cls: Any, batch: int, n: int, d_model: int, heads: int, rounds: i
         t, _ = ratio_rows("mha", key, secs, anchor="nn_mha_fast")
         times += t
         for ours_p, anchor in (("ours_fast", "nn_mha_fast"), ("ours_explicit", "nn_mha_weights")):
-            xs = [a / b for a, b in zip(secs[ours_p], secs[anchor])]
+            xs = [a / b for a, b in zip(secs[ours_p], secs[anchor], strict=True)]
             ratios.append({"case": "mha", **key, "path": ours_p, "anchor": anchor, **_stats(xs)})
         log(f"  mha {mode:7s}: " + ", ".join(f"{x['path']} {x['median_ms']:.1f} ms" for x in t))
     return times, ratios, "measured"

@@ -66,7 +66,7 @@ def test_forward_and_grads_float64(inp: dict[str, object]) -> None:
     leaves = tuple(inp[n] for n in ("q", "k", "v"))
     mine = torch.autograd.grad(out, leaves, g)  # type: ignore[arg-type]
     theirs = torch.autograd.grad(ref, leaves, g)  # type: ignore[arg-type]
-    for a, b in zip(mine, theirs):
+    for a, b in zip(mine, theirs, strict=True):
         assert not a.isnan().any()
         torch.testing.assert_close(a, b, atol=1e-10, rtol=0)
 
@@ -90,7 +90,7 @@ def test_batch_broadcast_gradients() -> None:
     out = chunked_attention(q, k, v, block_q=2, block_k=3)
     ref, _ = scaled_dot_product_attention(q, k, v)
     g = torch.randn_like(out)
-    for a, b in zip(torch.autograd.grad(out, (q, k, v), g), torch.autograd.grad(ref, (q, k, v), g)):
+    for a, b in zip(torch.autograd.grad(out, (q, k, v), g), torch.autograd.grad(ref, (q, k, v), g), strict=True):
         torch.testing.assert_close(a, b, atol=1e-10, rtol=0)
 
 
