@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     p.add_argument("--out", type=Path, default=RESULTS)
-    p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1: stable on a shared machine)")
+    p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2: the cores of the reference machine)")
     args = p.parse_args(argv)
 
     torch.set_num_threads(args.threads)

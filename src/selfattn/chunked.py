@@ -67,11 +67,18 @@ import torch
 from torch import Tensor
 
 
+def _matmul(a: Tensor, b: Tensor, buf: Tensor | None) -> Tensor:
+    """``a @ b``, written into ``buf`` when the shapes match, else into a new tensor."""
+    if buf is not None and buf.shape == (*a.shape[:-1], b.shape[-1]):
+        return torch.matmul(a, b, out=buf)  # 复用同一块内存：不为每一块重新分配
+    return a @ b
+
+
 def _tile_scores(
-    qi: Tensor, kj: Tensor, mask: Tensor | None, is_causal: bool, i0: int, j0: int
+    qi: Tensor, kj: Tensor, mask: Tensor | None, is_causal: bool, i0: int, j0: int, buf: Tensor | None = None
 ) -> Tensor:
     """Scaled scores of one tile, masked with -inf. ``qi`` is already multiplied by the scale."""
-    s = qi @ kj.transpose(-2, -1)  # (..., bq, bk)
+    s = _matmul(qi, kj.transpose(-2, -1), buf)  # (..., bq, bk)
     bq, bk = s.shape[-2], s.shape[-1]
     if is_causal and j0 + bk - 1 > i0:  # 这一块跨过了对角线：遮住 j > i 的位置
         rows = torch.arange(i0, i0 + bq, device=s.device)[:, None]  # (bq, 1)
@@ -99,6 +106,7 @@ def _chunked_forward(
     n_q, n_k = q.shape[-2], k.shape[-2]
     out = torch.empty(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)  # (..., n_q, d_v)
     lse = torch.empty(q.shape[:-1], dtype=q.dtype, device=q.device)  # (..., n_q)
+    buf = q.new_empty(*q.shape[:-2], min(block_q, n_q), min(block_k, n_k))  # (..., bq, bk)：所有块共用
     for i0 in range(0, n_q, block_q):
         qi = q[..., i0 : i0 + block_q, :] * scale  # (..., bq, d_k)
         bq = qi.shape[-2]
@@ -106,7 +114,7 @@ def _chunked_forward(
         l = torch.zeros_like(m)  # (..., bq, 1)
         acc = torch.zeros(*qi.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)  # (..., bq, d_v)
         for j0 in _key_blocks(n_k, block_k, is_causal, i0 + bq):
-            s = _tile_scores(qi, k[..., j0 : j0 + block_k, :], mask, is_causal, i0, j0)  # (..., bq, bk)
+            s = _tile_scores(qi, k[..., j0 : j0 + block_k, :], mask, is_causal, i0, j0, buf)  # (..., bq, bk)
             m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))  # (..., bq, 1)
             shift = m_new  # 减去的数；一行至今全被遮住时 m_new = -inf，改减 0，避免 -inf - (-inf) = NaN
             if mask is not None:
@@ -150,6 +158,8 @@ def _chunked_backward(
     dk = k.new_zeros(k.shape)  # (..., n_k, d_k)
     dv = v.new_zeros(v.shape)  # (..., n_k, d_v)
     big_d = (d_out * out).sum(dim=-1, keepdim=True)  # (..., n_q, 1)：D_i = Σ_c dO_ic · O_ic
+    p_buf = q.new_empty(*q.shape[:-2], min(block_q, n_q), min(block_k, n_k))  # (..., bq, bk)：P 的一块
+    dp_buf = torch.empty_like(p_buf)  # (..., bq, bk)：dP 的一块
     for i0 in range(0, n_q, block_q):
         qi = q[..., i0 : i0 + block_q, :] * scale  # (..., bq, d_k)
         bq = qi.shape[-2]
@@ -157,9 +167,9 @@ def _chunked_backward(
         lse_i = lse[..., i0 : i0 + bq, None]  # (..., bq, 1)
         for j0 in _key_blocks(n_k, block_k, is_causal, i0 + bq):
             kj, vj = k[..., j0 : j0 + block_k, :], v[..., j0 : j0 + block_k, :]  # (..., bk, d_k), (..., bk, d_v)
-            p = _tile_scores(qi, kj, mask, is_causal, i0, j0).sub_(lse_i).exp_()  # (..., bq, bk)：重算 P
+            p = _tile_scores(qi, kj, mask, is_causal, i0, j0, p_buf).sub_(lse_i).exp_()  # (..., bq, bk)：重算 P
             dv[..., j0 : j0 + block_k, :] += p.transpose(-2, -1) @ doi  # (..., bk, d_v)
-            dp = doi @ vj.transpose(-2, -1)  # (..., bq, bk)
+            dp = _matmul(doi, vj.transpose(-2, -1), dp_buf)  # (..., bq, bk)
             ds = dp.sub_(big_d[..., i0 : i0 + bq, :]).mul_(p)  # (..., bq, bk)：dS = P ∘ (dP - D)
             dq[..., i0 : i0 + bq, :] += (ds @ kj) * scale  # (..., bq, d_k)
             dk[..., j0 : j0 + block_k, :] += (ds.transpose(-2, -1) @ qi)  # (..., bk, d_k)；qi 已含 scale
@@ -211,7 +221,7 @@ def chunked_attention(
     *,
     is_causal: bool = False,
     scale: float | None = None,
-    block_q: int = 128,
+    block_q: int = 256,
     block_k: int = 512,
 ) -> Tensor:
     """Exact scaled dot-product attention in tiles, with O(n) extra memory.
