@@ -32,15 +32,14 @@ from typing import Any
 from urllib.parse import urljoin, urlparse
 
 import pytest
-import yaml
 
-from tools.tangle import MARKER, _TolerantLoader, parse_fences
+from tools.tangle import MARKER, load_config, nav_entries, parse_fences
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "build" / "screenshots"
-CONFIG = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_TolerantLoader)
+CONFIG = load_config(ROOT)
 DOCS = ROOT / CONFIG.get("docs_dir", "docs")
 # The site is served under the path of site_url (/selfattn/), as GitHub Pages does: 404.html uses absolute links.
 PREFIX = urlparse(CONFIG["site_url"]).path.rstrip("/") + "/"
@@ -59,23 +58,6 @@ SEARCHES = {"缩放点积": "05-implementation/", "掩码": "05-implementation/"
 RESULTS_SHOWN = 10  # material renders the first 10 result pages, more on scrolling
 
 
-def nav_pages() -> list[str]:
-    """Every page of the nav (Markdown and lab notebooks), relative to docs/, in nav order."""
-    pages: list[str] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, str):
-            if not re.match(r"^[a-z]+://", node):
-                pages.append(node)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-        elif isinstance(node, dict):
-            for value in node.values():
-                walk(value)
-
-    walk(CONFIG["nav"])
-    return pages
 
 
 def page_url(src: str) -> str:
@@ -109,7 +91,7 @@ def plots(src: str) -> bool:
     return src.endswith((".py", ".ipynb")) and "matplotlib" in (DOCS / src).read_text(encoding="utf-8")
 
 
-PAGES = nav_pages()
+PAGES = nav_entries(CONFIG)
 
 
 # --------------------------------------------------------------------------------------------- fixtures

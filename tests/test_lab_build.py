@@ -17,18 +17,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
+from tools.tangle import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = "labs/scaling.py"
 CANARY = "lab-build-canary: this cell fails on purpose"
-
-
-class _TolerantLoader(yaml.SafeLoader):
-    """A safe loader that accepts (and ignores) tags such as ``!!python/name:``."""
-
-
-_TolerantLoader.add_multi_constructor("", lambda loader, suffix, node: None)
 
 
 def _replace_nav(config_text: str, pages: list[tuple[str, str]]) -> str:
@@ -60,11 +53,11 @@ def _make_copy(dst: Path) -> Path:
     (docs / "index.md").write_text("# 前言\n\n见[实验](labs/scaling.py)。\n", encoding="utf-8")
 
     config = _replace_nav((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), [("前言", "index.md"), ("实验", LAB)])
-    parsed = yaml.load(config, Loader=_TolerantLoader)
+    (dst / "mkdocs.yml").write_text(config, encoding="utf-8")
+    parsed = load_config(dst)
     assert parsed["nav"] == [{"前言": "index.md"}, {"实验": LAB}], parsed["nav"]
     jupyter = [p["mkdocs-jupyter"] for p in parsed["plugins"] if isinstance(p, dict) and "mkdocs-jupyter" in p]
     assert jupyter and jupyter[0]["execute"] is True and jupyter[0]["allow_errors"] is False, jupyter
-    (dst / "mkdocs.yml").write_text(config, encoding="utf-8")
     return dst
 
 

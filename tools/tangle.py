@@ -30,6 +30,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -98,16 +99,20 @@ class _TolerantLoader(yaml.SafeLoader):
 _TolerantLoader.add_multi_constructor("", lambda loader, suffix, node: None)
 
 
-def book_pages(root: Path) -> list[str]:
-    """The Markdown pages of the book in nav order, relative to ``root``."""
-    config = yaml.load((root / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_TolerantLoader)
-    docs_dir = config.get("docs_dir", "docs")
-    pages: list[str] = []
+def load_config(root: Path) -> dict[str, Any]:
+    """``mkdocs.yml`` as a dict (``!!python/name:`` tags read as None)."""
+    config: dict[str, Any] = yaml.load((root / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_TolerantLoader)
+    return config
+
+
+def nav_entries(config: dict[str, Any]) -> list[str]:
+    """Every file of the nav (Markdown pages and lab notebooks), relative to docs_dir, in nav order."""
+    entries: list[str] = []
 
     def walk(node: object) -> None:
         if isinstance(node, str):
-            if node.endswith(".md"):
-                pages.append(f"{docs_dir}/{node}")
+            if not re.match(r"^[a-z]+://", node):  # an external link in the nav is not a file
+                entries.append(node)
         elif isinstance(node, list):
             for item in node:
                 walk(item)
@@ -116,7 +121,14 @@ def book_pages(root: Path) -> list[str]:
                 walk(value)
 
     walk(config.get("nav", []))
-    return pages
+    return entries
+
+
+def book_pages(root: Path) -> list[str]:
+    """The Markdown pages of the book in nav order, relative to ``root``."""
+    config = load_config(root)
+    docs_dir = config.get("docs_dir", "docs")
+    return [f"{docs_dir}/{page}" for page in nav_entries(config) if page.endswith(".md")]
 
 
 def _check_path(raw: str, where: str) -> str:

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from selfattn.functional import _check_mask, _shape, scaled_dot_product_attention
+from selfattn.self_attention import _check_tokens
 
 
 class MultiHeadSelfAttention(nn.Module):
@@ -68,17 +69,7 @@ class MultiHeadSelfAttention(nn.Module):
 
     def _check(self, x: Tensor, mask: Tensor | None) -> None:
         fn = "MultiHeadSelfAttention"
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{fn}: x must be a torch.Tensor, got {type(x).__name__}")
-        if x.dim() != 3:
-            raise ValueError(
-                f"{fn}: x must have shape (B, n, d_model) = (B, n, {self.d_model}), got {_shape(x)}"
-                + ("; for one sequence use x.unsqueeze(0)" if x.dim() == 2 else "")
-            )
-        if x.shape[-1] != self.d_model:
-            raise ValueError(f"{fn}: x.shape[-1] must be d_model={self.d_model}, got x of shape {_shape(x)}")
-        if not x.is_floating_point():
-            raise TypeError(f"{fn}: x must have a floating dtype, got {x.dtype}")
+        _check_tokens(fn, x, self.d_model)  # 第 5 章的输入检查：(B, n, d_model) 的浮点张量
         if mask is None:
             return
         if isinstance(mask, Tensor) and mask.dim() == 3:

@@ -12,6 +12,22 @@ from torch import Tensor, nn
 
 from selfattn.functional import _shape, scaled_dot_product_attention
 
+
+def _check_tokens(fn: str, x: object, d_model: int) -> None:
+    """Validate a batch of tokens of shape (B, n, d_model); shared by the modules of the book."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}: x must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() != 3:
+        raise ValueError(
+            f"{fn}: x must have shape (B, n, d_model) = (B, n, {d_model}), got {_shape(x)}"
+            + ("; for one sequence use x.unsqueeze(0)" if x.dim() == 2 else "")
+        )
+    if x.shape[-1] != d_model:
+        raise ValueError(f"{fn}: x.shape[-1] must be d_model={d_model}, got x of shape {_shape(x)}")
+    if not x.is_floating_point():
+        raise TypeError(f"{fn}: x must have a floating dtype, got {x.dtype}")
+
+
 class SelfAttention(nn.Module):
     """Single-head self-attention: Q, K and V are three projections of the same x.
 
@@ -62,17 +78,7 @@ class SelfAttention(nn.Module):
             - output: ``(B, n, d_v)``
             - weights: ``(B, n, n)``
         """
-        if not isinstance(x, Tensor):
-            raise TypeError(f"SelfAttention: x must be a torch.Tensor, got {type(x).__name__}")
-        if x.dim() != 3:
-            raise ValueError(
-                f"SelfAttention: x must have shape (B, n, d_model) = (B, n, {self.d_model}), got {_shape(x)}"
-                + ("; for one sequence use x.unsqueeze(0)" if x.dim() == 2 else "")
-            )
-        if x.shape[-1] != self.d_model:
-            raise ValueError(f"SelfAttention: x.shape[-1] must be d_model={self.d_model}, got x of shape {_shape(x)}")
-        if not x.is_floating_point():
-            raise TypeError(f"SelfAttention: x must have a floating dtype, got {x.dtype}")
+        _check_tokens("SelfAttention", x, self.d_model)
         q = self.w_q(x)  # (B, n, d_k)
         k = self.w_k(x)  # (B, n, d_k)
         v = self.w_v(x)  # (B, n, d_v)
