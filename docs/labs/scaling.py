@@ -113,6 +113,7 @@ plt.show()
 assert max_w["unscaled"][-1] > max_w["/ sqrt(d_k)"][-1] + 0.5
 assert abs(entropy["/ d_k"][-1] - math.log(N_KEYS)) < 0.01
 assert max(max_w["/ sqrt(d_k)"]) - min(max_w["/ sqrt(d_k)"]) < 0.05
+assert abs(max_w["/ d_k"][-1] - 1 / N_KEYS) < 0.02, "/ d_k: the max weight falls towards 1/n"
 
 # %% [markdown]
 # - 不缩放：$d_k$ 越大，最大权重越接近 1，熵越接近 0，注意力坍塌成独热。
@@ -137,6 +138,8 @@ unscaled = grad["unscaled"]
 assert all(a > b for a, b in zip(unscaled[2:], unscaled[3:])), "unscaled: the gradient shrinks as d_k grows"
 assert unscaled[-1] < unscaled[0] / 3, "unscaled: at d_k = 512 the gradient is several times smaller"
 assert not any(math.isnan(v) for vs in grad.values() for v in vs), "no NaN anywhere"
+assert max(grad["/ sqrt(d_k)"]) < 1.15 * min(grad["/ sqrt(d_k)"]), "/ sqrt(d_k): the gradient does not depend on d_k"
+assert min(grad["/ d_k"]) > 0.5 * min(grad["/ sqrt(d_k)"]), "/ d_k: the gradient is not small"
 print(f"unscaled / scaled gradient norm at d_k = {D_KS[-1]}: {unscaled[-1] / grad['/ sqrt(d_k)'][-1]:.2f}")
 
 # %% [markdown]
