@@ -105,4 +105,3 @@ print()
 for t in res["targets"]:
     value = f"{t['median']:.2f} ({t['min']:.2f}–{t['max']:.2f})" if "median" in t else f"{t['value']:.1f}"
     print(f"{t['target']}: {value}, goal {t['goal']}, met: {t['met']}")
-print("MHA case:", res["mha"])

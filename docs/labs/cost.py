@@ -86,15 +86,28 @@ for h in (1, 2):
 assert n_params[1] == n_params[2] == 4 * D_MODEL**2 + 4 * D_MODEL, "参数量应相同：4d² + 4d"
 assert errors[2].max() < 0.02, f"两头模型应学会两个通道：{errors[2]}"
 assert errors[1].max() > 5 * errors[2].max(), f"单头模型至少有一个通道明显更差：{errors[1]}"
+assert errors[1][1] > 10 * errors[2].max(), f"这里单头模型学不会的是通道 1（同类平均）：{errors[1]}"
 
 # %% [markdown]
-# 单头模型至少有一个通道学不会（通常是“同类平均”：它把唯一的注意力分布用在了“前一个词元”上），两头模型两个通道都接近 0。下图左边是训练曲线，右边是两头模型在一个测试序列上学到的逐头注意力图：一个头学成了“错开一位”的对角线，另一个头按类别分块（哪个头学哪种模式取决于初始化）。
+# 单头模型至少有一个通道学不会（这里是“同类平均”：它把唯一的注意力分布用在了“前一个词元”上，上面的断言检查了这一点），两头模型两个通道都接近 0。下图左边是训练曲线，右边是两头模型在一个测试序列上学到的逐头注意力图：一个头学成了“错开一位”的对角线，另一个头按类别分块（哪个头学哪种模式取决于初始化；下面的代码在整个测试集上检查这两种模式）。
 
 # %%
 with torch.no_grad():
     _, per_head = models[2](x_test[:1], average_weights=False)              # (1, 2, n, n)
     _, single = models[1](x_test[:1])                                       # (1, n, n)
 cats0 = x_test[0, :, N_TOK:N_TOK + N_CAT].argmax(-1).tolist()
+
+with torch.no_grad():
+    _, heads_all = models[2](x_test, average_weights=False)               # (512, 2, n, n)
+cats_all = x_test[..., N_TOK:N_TOK + N_CAT].argmax(-1)                   # (512, n)
+same_all = cats_all[:, :, None] == cats_all[:, None, :]                  # (512, n, n)
+prev = (torch.arange(N_TOK) - 1) % N_TOK                                 # 每个查询的前一个位置（循环）
+on_prev = [heads_all[:, j, torch.arange(N_TOK), prev].mean().item() for j in range(2)]
+on_same = [(heads_all[:, j] * same_all).sum(-1).mean().item() for j in range(2)]
+print("mean weight on the previous token, per head:", [round(w, 2) for w in on_prev])
+print("mean weight on the same category, per head: ", [round(w, 2) for w in on_same])
+p_head = max(range(2), key=lambda j: on_prev[j])                         # 学成“前一个词元”的那个头
+assert on_prev[p_head] > 0.8 and on_same[1 - p_head] > 0.9, "一个头看前一个词元，另一个头看同类词元"
 
 fig, axes = plt.subplots(1, 4, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1.4, 1, 1, 1]}, layout="constrained")
 for h, color in ((1, "tab:red"), (2, "tab:blue")):
@@ -115,7 +128,7 @@ plt.show()
 #
 # 设置：$B = 1$，$h = 4$，$d_\text{head} = 32$，float32，只做前向（`torch.no_grad()`）。
 #
-# **内存怎么测。** CPU 上 PyTorch 没有像 `torch.cuda.max_memory_allocated` 那样的计数器。这里用一个 `TorchDispatchMode`：每个 PyTorch 算子返回的新张量，按其存储的字节数计入“当前占用”，张量被释放时扣除；记录过程中的最大值。它测的是**张量**的字节数，不是操作系统看到的进程内存；融合内核（如 SDPA）在内部使用、不作为张量返回的工作缓冲区不计入。
+# **内存怎么测。** CPU 上 PyTorch 没有像 `torch.cuda.max_memory_allocated` 那样的计数器。这里用一个 `TorchDispatchMode`：每个 PyTorch 算子返回的新张量，按其存储的字节数计入“当前占用”，张量被释放时扣除；记录过程中的最大值。它测的是**张量**的字节数，不是操作系统看到的进程内存；融合内核（如 SDPA）在内部使用、不作为张量返回的工作缓冲区不计入：SDPA 的读数只有它返回的输出和每行一个数的 log-sum-exp（下面断言了这一点）。
 
 # %%
 class LiveTensorBytes(TorchDispatchMode):
@@ -213,6 +226,8 @@ assert 1.9 < ratio_explicit < 2.2, "得分与权重同时存在：约 2 份"
 assert 2.9 < ratio_causal < 3.2, "因果掩码的 masked_fill 再生成一份：约 3 份"
 assert 3.8 < growth < 4.2, "n 翻倍，内存约 4 倍"
 assert all(r["sdpa_mib"] < r["scores_mib"] for r in rows[1:]), "SDPA 不创建 (B, h, n, n) 的张量"
+returned_mib = [B * H * r["n"] * (D_HEAD + 1) * 4 / 2**20 for r in rows]   # 输出 (B, h, n, d_head) + lse (B, h, n)
+assert all(r["sdpa_mib"] <= 1.1 * m for r, m in zip(rows, returned_mib)), "SDPA 只创建它返回的输出与 lse"
 assert big["explicit_ms"] > 10 * rows[0]["explicit_ms"], "时间随 n 明显增长"
 assert speedup > 1.5, f"在最大的 n 上 SDPA 应明显更快，实测 {speedup:.2f}x"
 

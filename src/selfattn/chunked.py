@@ -80,7 +80,7 @@ def _tile_scores(
     """Scaled scores of one tile, masked with -inf. ``qi`` is already multiplied by the scale."""
     s = _matmul(qi, kj.transpose(-2, -1), buf)  # (..., bq, bk)
     bq, bk = s.shape[-2], s.shape[-1]
-    if is_causal and j0 + bk - 1 > i0:  # 这一块跨过了对角线：遮住 j > i 的位置
+    if is_causal and j0 + bk - 1 > i0:  # 这一块跨过了对角线：掩蔽 j > i 的位置
         rows = torch.arange(i0, i0 + bq, device=s.device)[:, None]  # (bq, 1)
         cols = torch.arange(j0, j0 + bk, device=s.device)[None, :]  # (1, bk)
         s.masked_fill_(cols > rows, float("-inf"))
@@ -116,7 +116,7 @@ def _chunked_forward(
         for j0 in _key_blocks(n_k, block_k, is_causal, i0 + bq):
             s = _tile_scores(qi, k[..., j0 : j0 + block_k, :], mask, is_causal, i0, j0, buf)  # (..., bq, bk)
             m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))  # (..., bq, 1)
-            shift = m_new  # 减去的数；一行至今全被遮住时 m_new = -inf，改减 0，避免 -inf - (-inf) = NaN
+            shift = m_new  # 减去的数；一行至今全被掩蔽时 m_new = -inf，改减 0，避免 -inf - (-inf) = NaN
             if mask is not None:
                 shift = m_new.masked_fill(m_new == float("-inf"), 0.0)  # (..., bq, 1)
             p = s.sub_(shift).exp_()  # (..., bq, bk)，原地：不再分配一块
