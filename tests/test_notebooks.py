@@ -13,8 +13,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools.mkdocs_hooks import NOTEBOOK_DIR, chapter_pages, notebook_name
-from tools.tangle import parse_fences
+from tools.mkdocs_hooks import LAB, NOTEBOOK_DIR, chapter_pages, lab_notebook, notebook_name
+from tools.tangle import load_config, nav_entries, parse_fences
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = chapter_pages(ROOT)
@@ -29,6 +29,23 @@ def python_fences(page: str) -> list[str]:
 
 def read(site_dir: Path, page: str) -> nbformat.NotebookNode:
     return nbformat.read(site_dir / NOTEBOOK_DIR / notebook_name(page), as_version=4)
+
+
+LABS = [entry for entry in nav_entries(load_config(ROOT)) if LAB.match(entry)]
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_every_lab_has_its_notebook(site_dir: Path, lab: str) -> None:
+    """Each lab (a jupytext percent script) is offered as an .ipynb beside its page, cell for cell."""
+    path = site_dir / lab_notebook(lab)
+    assert path.exists(), f"{path} is missing: the on_post_build hook writes it"
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    source = (ROOT / "docs" / lab).read_text(encoding="utf-8")
+    code_markers = [line for line in source.splitlines() if line.startswith("# %%") and "[markdown]" not in line]
+    assert len([c for c in nb.cells if c.cell_type == "code"]) == len(code_markers), lab
+    page = (site_dir / lab_notebook(lab)).parent / "index.html"
+    assert path.name in page.read_text(encoding="utf-8"), f"{page} does not link to {path.name}"
 
 
 def test_the_chapters_are_found() -> None:

@@ -24,7 +24,7 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so that `tools` imports under `mkdocs`
-from tools.tangle import MARKER, TangleError, book_pages, parse_fences, tangle, write
+from tools.tangle import MARKER, TangleError, book_pages, load_config, nav_entries, parse_fences, tangle, write
 
 log = logging.getLogger("mkdocs.hooks.tangle")
 
@@ -58,6 +58,7 @@ def on_page_markdown(markdown: str, **kwargs: Any) -> str:
 
 
 CHAPTER = re.compile(r"^\d\d-[^/]*\.md$")  # docs/05-implementation.md, not docs/index.md or labs
+LAB = re.compile(r"^labs/(?P<name>[^/]+)\.py$")  # docs/labs/scaling.py (jupytext percent format)
 NOTEBOOK_DIR = "notebooks"
 TEST_DIRECTIVE = re.compile(r"^\s*<!--\s*pytest[-.][^>]*-->\s*$")  # <!--pytest-codeblocks:...-->, <!--pytest.mark...-->
 NOTEBOOK_INTRO = (
@@ -151,9 +152,19 @@ def chapter_notebook(markdown: str, page: str = "", site_url: str = "") -> Any:
     return jupytext.reads(jupytext.writes(nb, fmt="ipynb"), fmt="ipynb")
 
 
+def lab_notebook(src_uri: str) -> str:
+    """``labs/scaling.py`` -> ``labs/scaling/scaling.ipynb``, beside the lab's page and its ``.py`` source."""
+    name = LAB.match(src_uri)["name"]  # type: ignore[index]
+    return f"labs/{name}/{name}.ipynb"
+
+
 def on_page_context(context: Any, page: Any, config: Any, **kwargs: Any) -> Any:
     if CHAPTER.match(page.file.src_uri):
         page.meta["notebook"] = f"{NOTEBOOK_DIR}/{notebook_name(page.file.src_uri)}"
+        page.meta["notebook_label"] = "下载本章 Jupyter 笔记本"
+    elif LAB.match(page.file.src_uri):
+        page.meta["notebook"] = lab_notebook(page.file.src_uri)
+        page.meta["notebook_label"] = "下载这个实验的 Jupyter 笔记本"
     return context
 
 
@@ -168,4 +179,9 @@ def on_post_build(config: Any) -> None:
     for page in pages:
         nb = chapter_notebook((docs / page).read_text(encoding="utf-8"), f"docs/{page}", config.site_url or "")
         jupytext.write(nb, out / notebook_name(page), fmt="ipynb")
-    log.info("notebooks: wrote %d chapter notebooks to %s/", len(pages), NOTEBOOK_DIR)
+    labs = [entry for entry in nav_entries(load_config(root)) if LAB.match(entry)]
+    for lab in labs:  # the labs are jupytext percent scripts: convert each to .ipynb beside its page
+        target = Path(config.site_dir) / lab_notebook(lab)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        jupytext.write(jupytext.read(docs / lab), target, fmt="ipynb")
+    log.info("notebooks: wrote %d chapter notebooks to %s/ and %d lab notebooks", len(pages), NOTEBOOK_DIR, len(labs))

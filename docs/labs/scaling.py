@@ -19,7 +19,7 @@
 # 2. 不缩放时，softmax 随 $d_k$ 增大而饱和（最大权重 → 1，熵 → 0）；除以 $d_k$ 时趋向均匀（熵 → $\log n$）；除以 $\sqrt{d_k}$ 时与 $d_k$ 无关。
 # 3. 饱和让经过 softmax 的梯度**变小**，而不是爆炸。
 #
-# [下载这个笔记本](scaling.py)（jupytext 的 percent 格式：可以当普通 Python 脚本运行，也可以用 `jupytext --to ipynb scaling.py` 转成 `.ipynb`）。整个笔记本在 CPU 上几秒钟就能跑完。
+# 下载：[Jupyter 笔记本](scaling.ipynb)，或 jupytext percent 格式的[源文件](scaling.py)（可以当普通 Python 脚本运行）。整个笔记本在 CPU 上几秒钟就能跑完。
 
 # %%
 # %matplotlib inline
