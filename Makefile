@@ -1,5 +1,5 @@
 # selfattn: the book and its package.
-#   make serve   serve the book at http://127.0.0.1:8000 (re-tangles and reloads on save)
+#   make serve   serve the book at http://127.0.0.1:8000/selfattn/ (re-tangles and reloads on save)
 #   make test    run every test: tangle check, strict site build, unit tests and every code block
 # Both create or reuse .venv and install what they need, the CPU build of torch first.
 
