@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from selfattn.functional import _check_mask, _shape, scaled_dot_product_attention
+from selfattn.masks import causal_mask
 from selfattn.self_attention import _check_tokens
 
 
@@ -143,7 +144,7 @@ class MultiHeadSelfAttention(nn.Module):
                 weights = weights.mean(dim=1)  # (B, n, n)
         else:
             if is_causal and mask is not None:  # SDPA 不接受两者同时给出：先合并成一个掩码
-                allowed = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()  # (n, n)
+                allowed = causal_mask(n, device=x.device)  # (n, n)
                 mask = mask & allowed if mask.dtype == torch.bool else mask.masked_fill(~allowed, float("-inf"))
                 is_causal = False
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=is_causal)
