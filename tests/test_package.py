@@ -62,9 +62,15 @@ def test_self_attention_bad_input(x: torch.Tensor, mask, error: type[Exception],
     assert message in str(err.value)
 
 
-@pytest.mark.parametrize("args", [(0, 4), (8, -1), (8, 4, 0), (8.0, 4)])
+@pytest.mark.parametrize("args", [(0, 4), (8, -1), (8, 4, 0)])
 def test_self_attention_bad_sizes(args: tuple) -> None:
-    with pytest.raises(ValueError, match="SelfAttention: d_.* must be a positive int"):
+    with pytest.raises(ValueError, match="SelfAttention: d_.* must be positive"):
+        SelfAttention(*args)
+
+
+@pytest.mark.parametrize("args", [(8.0, 4), (True, 4), (8, 4, 2.0)])
+def test_self_attention_sizes_must_be_int(args: tuple) -> None:
+    with pytest.raises(TypeError, match="SelfAttention: d_.* must be an int, got (float|bool)"):
         SelfAttention(*args)
 
 

@@ -19,7 +19,7 @@ import math
 import torch
 from torch import Tensor
 
-from selfattn.functional import _check_qkv
+from selfattn.validation import check_qkv
 
 
 def keys_only_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = None, block_k: int = 512) -> Tensor:
@@ -44,7 +44,7 @@ def keys_only_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None 
         - v: ``(..., n_k, d_v)``
         - output: ``(..., n_q, d_v)``
     """
-    _check_qkv("keys_only_attention", q, k, v)
+    check_qkv("keys_only_attention", q, k, v)
     if not isinstance(block_k, int) or isinstance(block_k, bool) or block_k <= 0:
         raise ValueError(f"keys_only_attention: block_k must be a positive int, got {block_k!r}")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
@@ -136,7 +136,7 @@ import math
 import torch
 from torch import Tensor
 
-from selfattn.functional import _check_mask, _check_qkv
+from selfattn.validation import check_mask, check_qkv
 
 
 def _chunked_backward(
@@ -261,13 +261,13 @@ def chunked_attention(
             do not broadcast, or a block size that is not a positive int.
     """
     fn = "chunked_attention"
-    batch = _check_qkv(fn, q, k, v)
+    batch = check_qkv(fn, q, k, v)
     for name, b in (("block_q", block_q), ("block_k", block_k)):
         if not isinstance(b, int) or isinstance(b, bool) or b <= 0:
             raise ValueError(f"{fn}: {name} must be a positive int, got {b!r}")
     n_q, n_k, d_k, d_v = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
     if attn_mask is not None:
-        _check_mask(fn, "attn_mask", attn_mask, (*batch, n_q, n_k), q.dtype)
+        check_mask(fn, "attn_mask", attn_mask, (*batch, n_q, n_k), q.dtype)
         attn_mask = attn_mask.expand(*batch, n_q, n_k)  # 视图（stride 0），不复制
     scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
     dtype = q.dtype

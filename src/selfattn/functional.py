@@ -19,56 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-def _shape(t: Tensor) -> str:
-    return "(" + ", ".join(str(s) for s in t.shape) + ")"
-
-
-def _check_qkv(fn: str, q: Tensor, k: Tensor, v: Tensor) -> tuple[int, ...]:
-    """Validate q, k, v and return the broadcast batch shape."""
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{fn}: {name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dim() < 2:
-            raise ValueError(f"{fn}: {name} must have shape (..., n, d) with at least 2 dims, got {_shape(t)}")
-        if not t.is_floating_point():
-            raise TypeError(f"{fn}: {name} must have a floating dtype, got {t.dtype}")
-    if not (q.dtype == k.dtype == v.dtype):
-        raise TypeError(f"{fn}: q, k, v must share one dtype, got q {q.dtype}, k {k.dtype}, v {v.dtype}")
-    if not (q.device == k.device == v.device):
-        raise ValueError(f"{fn}: q, k, v must be on one device, got q {q.device}, k {k.device}, v {v.device}")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"{fn}: q and k must have the same last dim d_k, got q {_shape(q)} (d_k={q.shape[-1]}) "
-            f"and k {_shape(k)} (d_k={k.shape[-1]})"
-        )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"{fn}: k and v must have the same length n_k, got k {_shape(k)} (n_k={k.shape[-2]}) "
-            f"and v {_shape(v)} (n_k={v.shape[-2]})"
-        )
-    try:
-        return tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
-    except RuntimeError:
-        raise ValueError(
-            f"{fn}: the batch dims of q {_shape(q)}, k {_shape(k)} and v {_shape(v)} do not broadcast"
-        ) from None
-
-
-def _check_mask(fn: str, name: str, mask: Tensor, scores_shape: tuple[int, ...], dtype: torch.dtype) -> None:
-    """Validate a mask against the shape of the scores (..., n_q, n_k)."""
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"{fn}: {name} must be a torch.Tensor, got {type(mask).__name__}")
-    if mask.dtype != torch.bool and mask.dtype != dtype:
-        raise TypeError(
-            f"{fn}: {name} must be torch.bool (True = may attend) or the float dtype of q ({dtype}), got {mask.dtype}"
-        )
-    want = "(" + ", ".join(str(s) for s in scores_shape) + ")"
-    try:
-        ok = tuple(torch.broadcast_shapes(mask.shape, scores_shape)) == tuple(scores_shape)
-    except RuntimeError:
-        ok = False
-    if not ok:
-        raise ValueError(f"{fn}: {name} of shape {_shape(mask)} does not broadcast to the scores' shape {want} (..., n_q, n_k)")
+from selfattn.validation import check_mask, check_qkv
 
 
 def scaled_dot_product_attention(
@@ -114,10 +65,10 @@ def scaled_dot_product_attention(
             do not broadcast.
     """
     fn = "scaled_dot_product_attention"
-    batch = _check_qkv(fn, q, k, v)
+    batch = check_qkv(fn, q, k, v)
     n_q, n_k, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
     if attn_mask is not None:
-        _check_mask(fn, "attn_mask", attn_mask, (*batch, n_q, n_k), q.dtype)
+        check_mask(fn, "attn_mask", attn_mask, (*batch, n_q, n_k), q.dtype)
     if scale is None:
         scale = 1.0 / math.sqrt(d_k)
 

@@ -12,9 +12,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from selfattn.functional import _check_mask, _shape, scaled_dot_product_attention
+from selfattn.functional import scaled_dot_product_attention
 from selfattn.masks import causal_mask
-from selfattn.self_attention import _check_tokens
+from selfattn.validation import check_mask, check_tokens, shape_str
 
 
 class MultiHeadSelfAttention(nn.Module):
@@ -70,16 +70,16 @@ class MultiHeadSelfAttention(nn.Module):
 
     def _check(self, x: Tensor, mask: Tensor | None) -> None:
         fn = "MultiHeadSelfAttention"
-        _check_tokens(fn, x, self.d_model)  # 第 5 章的输入检查：(B, n, d_model) 的浮点张量
+        check_tokens(fn, x, self.d_model)  # 第 5 章的输入检查：(B, n, d_model) 的浮点张量
         if mask is None:
             return
         if isinstance(mask, Tensor) and mask.dim() == 3:
             raise ValueError(
-                f"{fn}: a 3-D mask {_shape(mask)} is ambiguous against the scores (B, h, n, n); "
+                f"{fn}: a 3-D mask {shape_str(mask)} is ambiguous against the scores (B, h, n, n); "
                 "for a per-sequence mask (B, n, n) use mask.unsqueeze(1) to get (B, 1, n, n)"
             )
         b, n = x.shape[0], x.shape[1]
-        _check_mask(fn, "mask", mask, (b, self.num_heads, n, n), x.dtype)
+        check_mask(fn, "mask", mask, (b, self.num_heads, n, n), x.dtype)
 
     def forward(
         self,

@@ -10,22 +10,8 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from selfattn.functional import _shape, scaled_dot_product_attention
-
-
-def _check_tokens(fn: str, x: object, d_model: int) -> None:
-    """Validate a batch of tokens of shape (B, n, d_model); shared by the modules of the book."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}: x must be a torch.Tensor, got {type(x).__name__}")
-    if x.dim() != 3:
-        raise ValueError(
-            f"{fn}: x must have shape (B, n, d_model) = (B, n, {d_model}), got {_shape(x)}"
-            + ("; for one sequence use x.unsqueeze(0)" if x.dim() == 2 else "")
-        )
-    if x.shape[-1] != d_model:
-        raise ValueError(f"{fn}: x.shape[-1] must be d_model={d_model}, got x of shape {_shape(x)}")
-    if not x.is_floating_point():
-        raise TypeError(f"{fn}: x must have a floating dtype, got {x.dtype}")
+from selfattn.functional import scaled_dot_product_attention
+from selfattn.validation import check_positive_int, check_tokens
 
 
 class SelfAttention(nn.Module):
@@ -55,8 +41,7 @@ class SelfAttention(nn.Module):
         super().__init__()
         d_v = d_k if d_v is None else d_v
         for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
-            if not isinstance(value, int) or value <= 0:
-                raise ValueError(f"SelfAttention: {name} must be a positive int, got {value!r}")
+            check_positive_int("SelfAttention", name, value)
         self.d_model, self.d_k, self.d_v = d_model, d_k, d_v
         self.w_q = nn.Linear(d_model, d_k, bias=bias)  # weight: (d_k, d_model)
         self.w_k = nn.Linear(d_model, d_k, bias=bias)  # weight: (d_k, d_model)
@@ -78,7 +63,7 @@ class SelfAttention(nn.Module):
             - output: ``(B, n, d_v)``
             - weights: ``(B, n, n)``
         """
-        _check_tokens("SelfAttention", x, self.d_model)
+        check_tokens("SelfAttention", x, self.d_model)
         q = self.w_q(x)  # (B, n, d_k)
         k = self.w_k(x)  # (B, n, d_k)
         v = self.w_v(x)  # (B, n, d_v)
