@@ -17,7 +17,8 @@
 #
 # 1. 点积 $q \cdot k$ 的方差等于 $d_k$；除以 $\sqrt{d_k}$ 后为 1。
 # 2. 不缩放时，softmax 随 $d_k$ 增大而饱和（最大权重 → 1，熵 → 0）；除以 $d_k$ 时趋向均匀（熵 → $\log n$）；除以 $\sqrt{d_k}$ 时与 $d_k$ 无关。
-# 3. 饱和让经过 softmax 的梯度**变小**，而不是爆炸。
+# 3. 饱和让 softmax 输入处的梯度**变小**。
+# 4. 但传到查询 $q$ 和 $W_q$ 时，不缩放的梯度**中位数**塌向 0（多数行停止学习），**均值**却变大（少数行被放大约 $\sqrt{d_k}$ 倍），$W_q$ 的总梯度比缩放时大好几倍；float32 中没有 NaN。
 #
 # 下载：[Jupyter 笔记本](scaling.ipynb)，或 jupytext percent 格式的[源文件](scaling.py)（可以当普通 Python 脚本运行）。整个笔记本在 CPU 上几秒钟就能跑完。
 
@@ -102,8 +103,10 @@ for name in SCALES:
     ax2.semilogx(D_KS, entropy[name], "o-", base=2, label=name)
 ax1.axhline(1 / N_KEYS, color="k", ls=":", lw=1, label="uniform 1/n")
 ax2.axhline(math.log(N_KEYS), color="k", ls="--", lw=1, label="log n (uniform)")
-ax1.set(xlabel="d_k", ylabel="mean max weight", title="Mean max attention weight", ylim=(0, 1.02))
-ax2.set(xlabel="d_k", ylabel="mean row entropy (nats)", title="Mean row entropy", ylim=(0, 3))
+ax1.set(xlabel="d_k", ylabel="mean max weight", title="Mean max attention weight")
+ax2.set(xlabel="d_k", ylabel="mean row entropy (nats)", title="Mean row entropy")
+ax1.set_ylim(0, 1.02)
+ax2.set_ylim(0, 3)
 for ax in (ax1, ax2):
     ax.legend()
     ax.grid(True, which="both", alpha=0.3)
@@ -113,7 +116,7 @@ plt.show()
 assert max_w["unscaled"][-1] > max_w["/ sqrt(d_k)"][-1] + 0.5
 assert abs(entropy["/ d_k"][-1] - math.log(N_KEYS)) < 0.01
 assert max(max_w["/ sqrt(d_k)"]) - min(max_w["/ sqrt(d_k)"]) < 0.05
-assert abs(max_w["/ d_k"][-1] - 1 / N_KEYS) < 0.02, "/ d_k: the max weight falls towards 1/n"
+assert abs(max_w["/ d_k"][-1] - 1 / N_KEYS) < 0.02, "/ d_k: max weight falls to 1/n"
 
 # %% [markdown]
 # - 不缩放：$d_k$ 越大，最大权重越接近 1，熵越接近 0，注意力坍塌成独热。
@@ -135,15 +138,75 @@ ax.grid(True, which="both", alpha=0.3)
 plt.show()
 
 unscaled = grad["unscaled"]
-assert all(a > b for a, b in zip(unscaled[2:], unscaled[3:])), "unscaled: the gradient shrinks as d_k grows"
-assert unscaled[-1] < unscaled[0] / 3, "unscaled: at d_k = 512 the gradient is several times smaller"
+sqrt_ = grad["/ sqrt(d_k)"]
+assert all(a > b for a, b in zip(unscaled[2:], unscaled[3:])), "unscaled: shrinks"
+assert unscaled[-1] < unscaled[0] / 3, "unscaled: several times smaller at d_k = 512"
 assert not any(math.isnan(v) for vs in grad.values() for v in vs), "no NaN anywhere"
-assert max(grad["/ sqrt(d_k)"]) < 1.15 * min(grad["/ sqrt(d_k)"]), "/ sqrt(d_k): the gradient does not depend on d_k"
-assert min(grad["/ d_k"]) > 0.5 * min(grad["/ sqrt(d_k)"]), "/ d_k: the gradient is not small"
-print(f"unscaled / scaled gradient norm at d_k = {D_KS[-1]}: {unscaled[-1] / grad['/ sqrt(d_k)'][-1]:.2f}")
+assert max(sqrt_) < 1.15 * min(sqrt_), "/ sqrt(d_k): does not depend on d_k"
+assert min(grad["/ d_k"]) > 0.5 * min(sqrt_), "/ d_k: the gradient is not small"
+print(f"unscaled / scaled at d_k = {D_KS[-1]}: {unscaled[-1] / sqrt_[-1]:.2f}")
 
 # %% [markdown]
-# 不缩放时梯度随 $d_k$ 变小（$d_k \ge 16$ 之后单调下降），没有任何 NaN：饱和造成的是梯度**消失**。缩放后的梯度与 $d_k$ 无关。
+# 在 softmax 的输入处，不缩放时梯度随 $d_k$ 变小（$d_k \ge 16$ 之后单调下降），没有任何 NaN。缩放后的梯度与 $d_k$ 无关。
 # 除以 $d_k$ 时梯度也不小，但那是因为权重接近均匀，注意力本身已经没有选择性（见第 2 节）。
+#
+# ## 4. 传到查询 $q$ 与 $W_q$ 的梯度
+#
+# softmax 输入处的梯度还不是参数收到的梯度。设 $z_j = s\,q \cdot k_j$，则
+# $\partial L/\partial q = s\sum_j (\partial L/\partial z_j)\,k_j$，而 $\lVert k_j\rVert \approx \sqrt{d_k}$：
+# 没有饱和的行，不缩放（$s = 1$）时要多乘一个约 $\sqrt{d_k}$ 的因子。
+# 这里 $q = xW_q$，$W_q$ 让 $q$ 的分量方差约为 1；对每个 $d_k$ 记下每行 $\lVert\partial L/\partial q\rVert$ 的均值与中位数，
+# 以及整个 $\lVert\partial L/\partial W_q\rVert$（[第 4 章 4.4 节](../../04-why-sqrt-dk/#gradient-at-q)用三个 $d_k$ 做了同样的测量）。
+
+# %%
+torch.manual_seed(0)
+TWO = {"unscaled": SCALES["unscaled"], "/ sqrt(d_k)": SCALES["/ sqrt(d_k)"]}
+q_mean = {name: [] for name in TWO}
+q_median = {name: [] for name in TWO}
+w_norm = {name: [] for name in TWO}
+for d_k in D_KS:
+    x = torch.randn(B, d_k)  # (B, d_k)
+    w0 = torch.randn(d_k, d_k) / math.sqrt(d_k)  # (d_k, d_k): Var(q_i) ≈ 1
+    k = torch.randn(B, N_KEYS, d_k)  # (B, n, d_k)
+    g = torch.randn(B, N_KEYS)  # (B, n)
+    for name, scale in TWO.items():
+        w_q = w0.clone().requires_grad_()
+        q = x @ w_q  # (B, d_k)
+        z = (k @ q[:, :, None]).squeeze(-1) * scale(d_k)  # (B, n)
+        dq, dw = torch.autograd.grad((z.softmax(dim=-1) * g).sum(), (q, w_q))
+        dq = dq.norm(dim=-1)  # (B,)
+        q_mean[name].append(dq.mean().item())
+        q_median[name].append(dq.median().item())
+        w_norm[name].append(dw.norm().item())
+        assert torch.isfinite(dw).all(), "float32: no inf, no NaN"
+
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+for name, color in (("unscaled", "tab:blue"), ("/ sqrt(d_k)", "tab:orange")):
+    ax1.loglog(D_KS, q_mean[name], "o-", color=color, base=2, label=f"{name}: mean")
+    ax1.loglog(D_KS, q_median[name], "s--", color=color, base=2, label=f"{name}: med.")
+ratio = [a / b for a, b in zip(w_norm["unscaled"], w_norm["/ sqrt(d_k)"])]
+ax2.semilogx(D_KS, ratio, "o-", base=2, color="tab:blue")
+ax2.axhline(1, color="k", ls=":", lw=1)
+ax1.set(xlabel="d_k", ylabel="||dL/dq|| per row", title="Gradient at q: mean vs median")
+ax2.set(xlabel="d_k", ylabel="ratio", title="||dL/dW_q||: unscaled / scaled")
+for ax in (ax1, ax2):
+    ax.grid(True, which="both", alpha=0.3)
+ax1.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+un_mean, un_med = q_mean["unscaled"], q_median["unscaled"]
+sc_mean, sc_med = q_mean["/ sqrt(d_k)"], q_median["/ sqrt(d_k)"]
+assert un_med[-1] < sc_med[-1] / 10, "unscaled: the median row stops learning"
+assert un_mean[-1] > 3 * sc_mean[-1], "unscaled: the mean grows (a few rows amplified)"
+assert ratio[-1] > 3, "unscaled: ||dL/dW_q|| is several times the scaled one"
+assert max(sc_mean) < 1.3 * min(sc_mean), "/ sqrt(d_k): does not depend on d_k"
+print(f"d_k = {D_KS[-1]}: median {un_med[-1]:.3f} vs {sc_med[-1]:.3f}, "
+      f"mean {un_mean[-1]:.2f} vs {sc_mean[-1]:.2f}, ||dL/dW_q|| ratio {ratio[-1]:.1f}")
+
+# %% [markdown]
+# 不缩放时，中位数随 $d_k$ 塌向 0：大多数查询已经饱和，停止学习。均值却一路上升：少数没有饱和的查询，梯度乘上了约 $\sqrt{d_k}$。
+# 于是 $W_q$ 的总梯度被这几行主导，比缩放时大好几倍。全程 float32，没有 NaN。
+# 除以 $\sqrt{d_k}$ 后，均值和中位数几乎重合，也不随 $d_k$ 变化：每个查询都收到大小相近的梯度。
 #
 # 试一试：把 `N_KEYS` 改成 256，或者把 `D_KS` 扩展到 4096，重新运行。
