@@ -17,7 +17,7 @@ from contextlib import contextmanager
 def raises(
     exc: type[BaseException], match: str = "", *, show: bool = True
 ) -> Iterator[None]:
-    """Assert that the ``with`` block raises ``exc`` with ``match`` (a regex) in its message.
+    """Assert that the ``with`` block raises ``exc``, regex ``match`` in its message.
 
     The message is printed as ``TypeName: message`` unless ``show`` is False.
     Raises ``AssertionError`` when nothing, or something else, is raised.
