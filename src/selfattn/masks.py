@@ -136,7 +136,8 @@ def combine_masks(*masks: Tensor | None) -> Tensor | None:
     given = [m for m in masks if m is not None]
     for i, m in enumerate(masks):
         if m is not None and (not isinstance(m, Tensor) or m.dtype != torch.bool):
-            raise TypeError(f"combine_masks: mask {i} must be a bool tensor (True = may attend), got {_mask_desc(m)}")
+            raise TypeError(f"combine_masks: mask {i} must be a bool tensor "
+                            f"(True = may attend), got {_mask_desc(m)}")
     if not given:
         return None
     out = given[0]
@@ -145,7 +146,8 @@ def combine_masks(*masks: Tensor | None) -> Tensor | None:
             out = out & m  # 广播
         except RuntimeError:
             shapes = ", ".join(str(tuple(g.shape)) for g in given)
-            raise ValueError(f"combine_masks: mask shapes {shapes} do not broadcast") from None
+            msg = f"combine_masks: mask shapes {shapes} do not broadcast"
+            raise ValueError(msg) from None
     return out
 
 
