@@ -20,13 +20,8 @@ from torch import Tensor, nn
 
 from selfattn.functional import scaled_dot_product_attention
 from selfattn.masks import causal_mask
-from selfattn.validation import (
-    check_bool,
-    check_mask,
-    check_positive_int,
-    check_tokens,
-    shape_str,
-)
+from selfattn.validation import check_bool, check_mask, check_positive_int
+from selfattn.validation import check_tokens, shape_str
 
 
 class MultiHeadSelfAttention(nn.Module):
@@ -132,10 +127,8 @@ class MultiHeadSelfAttention(nn.Module):
 
         Args:
             x: The input tokens, of the module's dtype.
-            mask: Optional mask (see the module docstring). A key-padding mask
-                ``(B, 1, n)`` from [`padding_mask`][selfattn.masks.padding_mask] needs
-                ``.unsqueeze(1)``. A 3-D mask is refused: ``(B, n, n)`` would be
-                aligned with ``(h, n, n)``.
+            mask: Optional mask (see the module docstring); not 3-D, since
+                ``(B, n, n)`` would be aligned with ``(h, n, n)``.
             is_causal: Token ``i`` only sees tokens ``j <= i`` (ANDed with ``mask``).
             need_weights: Return the weights (explicit path) or ``None`` (fast path).
             average_attn_weights: Average the weights over the heads, as
@@ -195,19 +188,13 @@ class MultiHeadSelfAttention(nn.Module):
     def from_torch(cls, mha: nn.MultiheadAttention) -> MultiHeadSelfAttention:
         """A copy of ``mha``'s parameters, dtype, device, dropout and training mode.
 
-        The copy computes ``mha(x, x, x)`` for batch-first input (give an ``mha``
-        built with ``batch_first=False`` the input ``x.transpose(0, 1)``). The copy
-        is exact in every dtype: the new module is built in ``mha``'s dtype and
-        device first. MHA's masks have the opposite polarity: convert them with
-        [`from_mha_masks`][selfattn.masks.from_mha_masks].
+        It computes ``mha(x, x, x)`` for batch-first input, exactly in every dtype:
+        it is built in ``mha``'s dtype and device before copying. Convert MHA's
+        masks with [`from_mha_masks`][selfattn.masks.from_mha_masks].
 
         Args:
             mha: The module to copy. It must use one width for queries, keys and
                 values, and neither ``add_bias_kv`` nor ``add_zero_attn``.
-
-        Shape:
-            - ``mha.in_proj_weight``: ``(3·d_model, d_model)`` → ``in_proj.weight``
-            - ``mha.out_proj.weight``: ``(d_model, d_model)`` → ``out_proj.weight``
 
         Raises:
             TypeError: ``mha`` is not an ``nn.MultiheadAttention``.
