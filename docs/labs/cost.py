@@ -93,12 +93,12 @@ assert errors[1][1] > 10 * errors[2].max(), f"这里单头模型学不会的是�
 
 # %%
 with torch.no_grad():
-    _, per_head = models[2](x_test[:1], average_weights=False)              # (1, 2, n, n)
+    _, per_head = models[2](x_test[:1], average_attn_weights=False)              # (1, 2, n, n)
     _, single = models[1](x_test[:1])                                       # (1, n, n)
 cats0 = x_test[0, :, N_TOK:N_TOK + N_CAT].argmax(-1).tolist()
 
 with torch.no_grad():
-    _, heads_all = models[2](x_test, average_weights=False)               # (512, 2, n, n)
+    _, heads_all = models[2](x_test, average_attn_weights=False)               # (512, 2, n, n)
 cats_all = x_test[..., N_TOK:N_TOK + N_CAT].argmax(-1)                   # (512, n)
 same_all = cats_all[:, :, None] == cats_all[:, None, :]                  # (512, n, n)
 prev = (torch.arange(N_TOK) - 1) % N_TOK                                 # 每个查询的前一个位置（循环）

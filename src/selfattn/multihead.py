@@ -4,7 +4,13 @@
 
 
 # --- docs/08-multihead.md § 写进 `selfattn`：`MultiHeadSelfAttention` ---
-"""Multi-head self-attention (chapter 8), numerically equal to ``nn.MultiheadAttention``."""
+"""Multi-head self-attention (chapter 8), equal to ``nn.MultiheadAttention``.
+
+Masks follow the book's convention: bool True = may attend, a float mask is added to
+the scores; a mask must broadcast to the scores ``(B, h, n, n)``. A query with no
+finite score has attention output 0 (chapter 5's contract), so the module returns
+``out_proj.bias`` for it (0 without bias), on both paths.
+"""
 
 from __future__ import annotations
 
@@ -14,69 +20,90 @@ from torch import Tensor, nn
 
 from selfattn.functional import scaled_dot_product_attention
 from selfattn.masks import causal_mask
-from selfattn.validation import check_mask, check_tokens, shape_str
+from selfattn.validation import check_bool, check_mask, check_positive_int
+from selfattn.validation import check_tokens, shape_str
 
 
 class MultiHeadSelfAttention(nn.Module):
-    """Multi-head self-attention: h heads of width d_model / h, concatenated, then W_o.
+    """h heads of width d_model / h, concatenated, then W_o: out = Concat(heads) W_o.
 
-    The three input projections are stored as one fused ``in_proj`` layer whose
-    weight, shape ``(3·d_model, d_model)``, holds ``W_q``, ``W_k``, ``W_v`` from top to
-    bottom, exactly like ``nn.MultiheadAttention.in_proj_weight``; see
-    [`from_torch`][selfattn.multihead.MultiHeadSelfAttention.from_torch].
+    ``in_proj`` fuses the three input projections: its weight ``(3·d_model, d_model)``
+    holds ``W_q``, ``W_k``, ``W_v`` from top to bottom, like
+    ``nn.MultiheadAttention.in_proj_weight``.
 
     Args:
         d_model: Width of each token; must be divisible by ``num_heads``.
-        num_heads: Number of heads ``h``. Each head has width ``d_head = d_model // h``.
-        bias: Whether ``in_proj`` and ``out_proj`` have biases (default True, as in
-            ``nn.MultiheadAttention``).
-        dropout: Dropout probability on the attention weights, applied in training
-            mode only.
+        num_heads: Number of heads ``h``; each has width ``d_head = d_model // h``.
+        bias: Whether ``in_proj`` and ``out_proj`` have biases.
+        dropout: Dropout probability on the weights, in training mode only.
+        device: Device of the parameters.
+        dtype: Dtype of the parameters; ``x`` must have the same dtype.
 
     Shape:
         - x: ``(B, n, d_model)``
-        - mask: bool (True = may attend) or float (added to the scores), broadcastable
-          to ``(B, h, n, n)``; 3-D masks are refused (see ``forward``)
+        - mask: broadcastable to ``(B, h, n, n)``; 3-D masks are refused
         - output: ``(B, n, d_model)``
-        - weights: ``(B, n, n)`` if averaged over the heads, ``(B, h, n, n)`` if not
-
-    Raises:
-        ValueError: ``d_model`` or ``num_heads`` not a positive int, ``d_model % num_heads != 0``,
-            or ``dropout`` outside ``[0, 1)``.
+        - weights: ``(B, n, n)`` averaged over the heads, else ``(B, h, n, n)``
 
     Example:
         >>> mhsa = MultiHeadSelfAttention(d_model=16, num_heads=4)
-        >>> out, weights = mhsa(torch.randn(2, 5, 16), average_weights=False)
-        >>> tuple(out.shape), tuple(weights.shape)
+        >>> out, w = mhsa(torch.randn(2, 5, 16), average_attn_weights=False)
+        >>> tuple(out.shape), tuple(w.shape)
         ((2, 5, 16), (2, 4, 5, 5))
     """
 
-    def __init__(self, d_model: int, num_heads: int, bias: bool = True, dropout: float = 0.0) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        bias: bool = True,
+        dropout: float = 0.0,
+        *,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> None:
         super().__init__()
-        for name, value in (("d_model", d_model), ("num_heads", num_heads)):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"MultiHeadSelfAttention: {name} must be a positive int, got {value!r}")
+        fn = "MultiHeadSelfAttention"
+        check_positive_int(fn, "d_model", d_model)
+        check_positive_int(fn, "num_heads", num_heads)
         if d_model % num_heads != 0:
             raise ValueError(
-                f"MultiHeadSelfAttention: d_model={d_model} must be divisible by num_heads={num_heads} "
+                f"{fn}: d_model={d_model} must be divisible by num_heads={num_heads} "
                 f"(d_model % num_heads = {d_model % num_heads})"
             )
         if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"MultiHeadSelfAttention: dropout must be in [0, 1), got {dropout!r}")
-        self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_model // num_heads
+            raise ValueError(f"{fn}: dropout must be in [0, 1), got {dropout!r}")
+        self.d_model, self.num_heads = d_model, num_heads
+        self.d_head = d_model // num_heads
         self.dropout = float(dropout)
-        self.in_proj = nn.Linear(d_model, 3 * d_model, bias=bias)  # weight: (3·d_model, d_model) = [W_q; W_k; W_v]
-        self.out_proj = nn.Linear(d_model, d_model, bias=bias)  # W_o, weight: (d_model, d_model)
+        kw = {"device": device, "dtype": dtype}
+        self.in_proj = nn.Linear(d_model, 3 * d_model, bias=bias, **kw)  # W_q;W_k;W_v
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias, **kw)  # W_o
 
-    def _check(self, x: Tensor, mask: Tensor | None) -> None:
+    def _check(self, x: Tensor, mask: Tensor | None, **flags: object) -> None:
         fn = "MultiHeadSelfAttention"
-        check_tokens(fn, x, self.d_model)  # 第 5 章的输入检查：(B, n, d_model) 的浮点张量
+        for name, value in flags.items():
+            check_bool(fn, name, value)
+        check_tokens(fn, x, self.d_model)  # (B, n, d_model)，浮点
+        # TODO(merge): use check_tokens(..., dtype=...) once chapter 5 adds it
+        want = self.in_proj.weight.dtype
+        if x.dtype != want:
+            raise TypeError(
+                f"{fn}: x must have the module's dtype {want}, got x of dtype "
+                f"{x.dtype}; convert x.to({want}) or the module .to({x.dtype})"
+            )
         if mask is None:
             return
         if isinstance(mask, Tensor) and mask.dim() == 3:
             raise ValueError(
-                f"{fn}: a 3-D mask {shape_str(mask)} is ambiguous against the scores (B, h, n, n); "
-                "for a per-sequence mask (B, n, n) use mask.unsqueeze(1) to get (B, 1, n, n)"
+                f"{fn}: a 3-D mask {shape_str(mask)} is ambiguous against the scores "
+                "(B, h, n, n); for a per-sequence mask (B, n, n) use mask.unsqueeze(1) "
+                "to get (B, 1, n, n)"
+            )
+        if isinstance(mask, Tensor) and mask.dtype not in (torch.bool, x.dtype):
+            raise TypeError(  # 报出用户给的参数名 mask 与 x，而不是内部的 q
+                f"{fn}: mask must be torch.bool (True = may attend) or the dtype of "
+                f"x ({x.dtype}), got {mask.dtype}"
             )
         b, n = x.shape[0], x.shape[1]
         check_mask(fn, "mask", mask, (b, self.num_heads, n, n), x.dtype)
@@ -88,45 +115,44 @@ class MultiHeadSelfAttention(nn.Module):
         *,
         is_causal: bool = False,
         need_weights: bool = True,
-        average_weights: bool = True,
+        average_attn_weights: bool = True,
     ) -> tuple[Tensor, Tensor | None]:
         """Attend from every token of ``x`` to every token of ``x``, in ``h`` heads.
 
-        With ``need_weights=True`` the scores are computed explicitly by
-        [`scaled_dot_product_attention`][selfattn.functional.scaled_dot_product_attention]
-        so that the weights can be returned. With ``need_weights=False`` the fast path
-        ``torch.nn.functional.scaled_dot_product_attention`` is used, which never stores
-        the ``(B, h, n, n)`` weights in memory (the result is the same up to rounding).
+        ``need_weights=True`` takes the explicit path, chapter 5's
+        ``selfattn.functional.scaled_dot_product_attention``, and returns the weights.
+        ``need_weights=False`` takes the fast path,
+        ``torch.nn.functional.scaled_dot_product_attention``, which never stores the
+        ``(B, h, n, n)`` weights. Both give the same output up to rounding.
 
         Args:
-            x: The input tokens.
-            mask: Optional mask. Bool: True where a query may attend to a key. Float:
-                added to the scores. It must broadcast to ``(B, h, n, n)``; a 3-D mask is
-                refused because ``(B, n, n)`` would be aligned with ``(h, n, n)``: write
-                ``mask.unsqueeze(1)``. A key-padding mask from
-                [`padding_mask`][selfattn.masks.padding_mask] needs ``.unsqueeze(1)`` too.
-            is_causal: If True, token ``i`` only sees tokens ``j <= i`` (ANDed with ``mask``).
-            need_weights: Return the attention weights (explicit path) or ``None`` (fast path).
-            average_weights: Average the weights over the heads, as
-                ``nn.MultiheadAttention`` does by default; False returns them per head.
+            x: The input tokens, of the module's dtype.
+            mask: Optional mask (see the module docstring); not 3-D, since
+                ``(B, n, n)`` would be aligned with ``(h, n, n)``.
+            is_causal: Token ``i`` only sees tokens ``j <= i`` (ANDed with ``mask``).
+            need_weights: Return the weights (explicit path) or ``None`` (fast path).
+            average_attn_weights: Average the weights over the heads, as
+                ``nn.MultiheadAttention`` does by default.
 
         Returns:
-            ``(output, weights)``; ``weights`` is ``None`` when ``need_weights=False``. A
-            query whose keys are all masked outputs ``out_proj``'s bias (its
-            attention result is 0), with no NaN.
+            ``(output, weights)``; ``weights`` is ``None`` if ``need_weights=False``.
 
         Shape:
             - x: ``(B, n, d_model)``
-            - mask: broadcastable to ``(B, h, n, n)``, e.g. ``(n, n)``, ``(B, 1, 1, n)``, ``(B, 1, n, n)``
+            - mask: ``(n, n)``, ``(B, 1, 1, n)``, ``(B, 1, n, n)``, ``(B, h, n, n)``
             - output: ``(B, n, d_model)``
-            - weights: ``(B, n, n)`` if ``average_weights`` else ``(B, h, n, n)``
+            - weights: ``(B, n, n)`` if ``average_attn_weights`` else ``(B, h, n, n)``
 
         Raises:
-            TypeError: ``x`` not a float tensor, or a mask neither bool nor ``x.dtype``.
-            ValueError: ``x`` not of shape ``(B, n, d_model)``, or a mask that does not
-                broadcast to ``(B, h, n, n)``.
+            TypeError: ``x`` not a float tensor of the module's dtype, a mask neither
+                bool nor ``x.dtype``, or a flag that is not a bool.
+            ValueError: ``x`` not ``(B, n, d_model)``, or a mask that is 3-D or does
+                not broadcast to ``(B, h, n, n)``.
         """
-        self._check(x, mask)
+        self._check(
+            x, mask, is_causal=is_causal, need_weights=need_weights,
+            average_attn_weights=average_attn_weights,
+        )
         b, n, _ = x.shape
         h, d_head = self.num_heads, self.d_head
         p = self.dropout if self.training else 0.0
@@ -134,64 +160,70 @@ class MultiHeadSelfAttention(nn.Module):
         qkv = self.in_proj(x)  # (B, n, 3·d_model)
         q, k, v = qkv.chunk(3, dim=-1)  # 各 (B, n, d_model)
         q = q.view(b, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)：拆成 h 个头
-        k = k.view(b, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
-        v = v.view(b, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
+        k = k.view(b, n, h, d_head).transpose(1, 2)
+        v = v.view(b, n, h, d_head).transpose(1, 2)
 
         weights: Tensor | None = None
         if need_weights:
-            heads, weights = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal, dropout_p=p)
-            if average_weights:
+            heads, weights = scaled_dot_product_attention(
+                q, k, v, mask, is_causal=is_causal, dropout_p=p
+            )
+            if average_attn_weights:
                 weights = weights.mean(dim=1)  # (B, n, n)
         else:
-            if is_causal and mask is not None:  # SDPA 不接受两者同时给出：先合并成一个掩码
+            if is_causal and mask is not None:  # SDPA 不接受两者同时给出：先合并
                 allowed = causal_mask(n, device=x.device)  # (n, n)
-                mask = mask & allowed if mask.dtype == torch.bool else mask.masked_fill(~allowed, float("-inf"))
+                if mask.dtype == torch.bool:
+                    mask = mask & allowed
+                else:
+                    mask = mask.masked_fill(~allowed, float("-inf"))
                 is_causal = False
-            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=is_causal)
-        concat = heads.transpose(1, 2).reshape(b, n, self.d_model)  # (B, n, h·d_head)：拼接各头
+            heads = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, dropout_p=p, is_causal=is_causal
+            )
+        concat = heads.transpose(1, 2).reshape(b, n, self.d_model)  # (B, n, h·d_head)
         return self.out_proj(concat), weights  # (B, n, d_model)
 
     @classmethod
     def from_torch(cls, mha: nn.MultiheadAttention) -> MultiHeadSelfAttention:
-        """Build a module with the weights of an ``nn.MultiheadAttention``.
+        """A copy of ``mha``'s parameters, dtype, device, dropout and training mode.
 
-        The copy computes the same function as ``mha(x, x, x)`` for batch-first input
-        (pass ``x.transpose(0, 1)`` to an ``mha`` built with ``batch_first=False``). MHA's
-        masks use the opposite polarity; convert them with
-        [`from_mha_masks`][selfattn.masks.from_mha_masks].
+        It computes ``mha(x, x, x)`` for batch-first input, exactly in every dtype:
+        it is built in ``mha``'s dtype and device before copying. Convert MHA's
+        masks with [`from_mha_masks`][selfattn.masks.from_mha_masks].
 
         Args:
-            mha: The module to copy. It must use the same width for queries, keys and
+            mha: The module to copy. It must use one width for queries, keys and
                 values, and neither ``add_bias_kv`` nor ``add_zero_attn``.
-
-        Returns:
-            A new ``MultiHeadSelfAttention`` with copied (not shared) parameters, the
-            same dropout, and the same training/eval mode.
-
-        Shape:
-            - ``mha.in_proj_weight``: ``(3·d_model, d_model)`` → ``in_proj.weight``
-            - ``mha.out_proj.weight``: ``(d_model, d_model)`` → ``out_proj.weight``
 
         Raises:
             TypeError: ``mha`` is not an ``nn.MultiheadAttention``.
-            ValueError: ``mha`` has separate key/value widths, ``add_bias_kv`` or ``add_zero_attn``.
+            ValueError: ``mha`` has other key/value widths, ``add_bias_kv`` or
+                ``add_zero_attn``.
         """
         if not isinstance(mha, nn.MultiheadAttention):
-            raise TypeError(f"from_torch: expected an nn.MultiheadAttention, got {type(mha).__name__}")
-        if mha.in_proj_weight is None:
+            raise TypeError(
+                "from_torch: expected an nn.MultiheadAttention, "
+                f"got {type(mha).__name__}"
+            )
+        w = mha.in_proj_weight
+        if w is None:
             raise ValueError(
-                f"from_torch: mha must have kdim == vdim == embed_dim={mha.embed_dim}, got kdim={mha.kdim}, vdim={mha.vdim}"
+                f"from_torch: mha must have kdim == vdim == embed_dim={mha.embed_dim}, "
+                f"got kdim={mha.kdim}, vdim={mha.vdim}"
             )
         if mha.bias_k is not None or mha.add_zero_attn:
-            raise ValueError("from_torch: add_bias_kv and add_zero_attn are not supported")
+            raise ValueError("from_torch: add_bias_kv, add_zero_attn: not supported")
         bias = mha.in_proj_bias is not None
-        new = cls(mha.embed_dim, mha.num_heads, bias=bias, dropout=mha.dropout)
+        new = cls(
+            mha.embed_dim, mha.num_heads, bias=bias, dropout=mha.dropout,
+            device=w.device, dtype=w.dtype,  # 先在源模块的 dtype 中建好，再逐位复制
+        )
         with torch.no_grad():
-            new.in_proj.weight.copy_(mha.in_proj_weight)  # (3·d_model, d_model)
+            new.in_proj.weight.copy_(w)  # (3·d_model, d_model)
             new.out_proj.weight.copy_(mha.out_proj.weight)  # (d_model, d_model)
             if bias:
                 assert mha.in_proj_bias is not None and mha.out_proj.bias is not None
                 new.in_proj.bias.copy_(mha.in_proj_bias)  # (3·d_model,)
                 new.out_proj.bias.copy_(mha.out_proj.bias)  # (d_model,)
-        new.to(device=mha.in_proj_weight.device, dtype=mha.in_proj_weight.dtype)
         return new.train(mha.training)
