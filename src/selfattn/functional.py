@@ -6,18 +6,16 @@
 # --- docs/05-implementation.md § 公式进入 `selfattn` ---
 """Scaled dot-product attention: softmax(q kᵀ · scale + mask) v.
 
-Arguments shared by this function and the modules built on it:
+Arguments shared with the modules built on it:
 
-- ``attn_mask`` (``mask`` in the modules): bool, True where a query **may attend**
-  to a key, as in ``torch.nn.functional.scaled_dot_product_attention``; or a float
-  mask of q's dtype, added to the scores. Broadcastable to ``(..., n_q, n_k)``.
-- ``is_causal``: query ``i`` sees only keys ``j <= i`` (top-left aligned, as in
-  SDPA); combined with ``attn_mask`` when both are given.
-- ``scale``: the factor of ``q @ kᵀ``; ``1 / sqrt(d_k)`` when None.
+- ``attn_mask`` (``mask`` in the modules): bool, True = may attend (as in SDPA),
+  or a float mask of q's dtype added to the scores; broadcasts to (..., n_q, n_k).
+- ``is_causal``: query i sees keys j <= i (top-left, as in SDPA); ANDed with a mask.
+- ``scale``: multiplies q @ kᵀ; 1 / sqrt(d_k) when None.
 
-Fully masked rows: a query row with no finite score (a bool mask, a float -inf,
-both, with or without ``is_causal``) gets a zero weight row, a zero output row and
-finite, zero gradients, in float32, float64, float16 and bfloat16.
+A query row with no finite score (bool mask, float -inf, both, with or without
+``is_causal``) gets zero weights, a zero output and zero, finite gradients, in
+float32, float64, float16 and bfloat16.
 """
 
 from __future__ import annotations
@@ -41,10 +39,7 @@ def scaled_dot_product_attention(
     scale: float | None = None,
     dropout_p: float = 0.0,
 ) -> tuple[Tensor, Tensor]:
-    """softmax(q kᵀ · scale + mask) v, returned with the weights.
-
-    The arguments are described in the module docstring; ``dropout_p`` drops
-    weights (0 disables it).
+    """softmax(q kᵀ · scale + mask) v and the weights; ``dropout_p`` drops weights.
 
     Shape:
         - q: ``(..., n_q, d_k)``; k: ``(..., n_k, d_k)``; v: ``(..., n_k, d_v)``

@@ -23,11 +23,10 @@ def causal_mask(
     align: Literal["top-left", "bottom-right"] = "top-left",
     device: torch.device | str | None = None,
 ) -> Tensor:
-    """A causal mask: True where query ``i`` may attend to key ``j``.
+    """True where query ``i`` may attend to key ``j``.
 
-    ``"top-left"`` (the default, like SDPA's ``is_causal``): query ``i`` sees keys
-    ``j <= i``. ``"bottom-right"``: the queries are the last ``n_q`` of ``n_k``
-    tokens (a KV cache, chapter 7), so query ``i`` sees keys ``j <= i + n_k - n_q``.
+    ``"top-left"`` (as SDPA's ``is_causal``): ``j <= i``. ``"bottom-right"``: the
+    queries are the last ``n_q`` of ``n_k`` tokens (KV cache): ``j <= i + n_k - n_q``.
 
     Shape:
         - output: ``(n_q, n_k)``; ``n_k`` defaults to ``n_q``
@@ -45,10 +44,10 @@ def causal_mask(
 
 
 def padding_mask(lengths: Tensor, n: int) -> Tensor:
-    """A key-padding mask: True for the first ``lengths[b]`` keys, False for padding.
+    """True for the first ``lengths[b]`` keys, False for padding.
 
-    The result broadcasts against scores ``(B, n_q, n)``; for multi-head scores
-    ``(B, h, n_q, n)`` add a head axis with ``.unsqueeze(1)``.
+    Broadcasts against scores ``(B, n_q, n)``; for ``(B, h, n_q, n)`` use
+    ``.unsqueeze(1)``.
 
     Shape:
         - lengths: ``(B,)``, integers in ``[0, n]``
@@ -62,7 +61,8 @@ def padding_mask(lengths: Tensor, n: int) -> Tensor:
         raise TypeError(f"{fn}: lengths must be a 1-D integer tensor (B,), got {got}")
     check_positive_int(fn, "n", n)
     if bool((lengths < 0).any()) or bool((lengths > n).any()):
-        raise ValueError(f"{fn}: every length must be in [0, n={n}], got {lengths.tolist()}")
+        bad = lengths.tolist()
+        raise ValueError(f"{fn}: every length must be in [0, n={n}], got {bad}")
     positions = torch.arange(n, device=lengths.device)  # (n,)
     return (positions[None, :] < lengths[:, None])[:, None, :]  # (B, 1, n)
 

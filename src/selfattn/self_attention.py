@@ -15,12 +15,11 @@ from selfattn.validation import check_bool, check_mask, check_positive_int, chec
 
 
 class SelfAttention(nn.Module):
-    """Single-head self-attention: q, k and v are three projections of the same x.
+    """Single-head self-attention: q, k and v are three projections of one x.
 
-    ``forward(x, mask=None, *, is_causal=False)`` returns ``(output, weights)``.
-    ``mask`` and ``is_causal`` mean what ``attn_mask`` and ``is_causal`` mean in
-    :mod:`selfattn.functional`; a fully masked row gives a zero output row, zero
-    weights and zero gradients.
+    ``forward(x, mask=None, *, is_causal=False)`` returns ``(output, weights)``;
+    ``mask`` and ``is_causal`` are those of :mod:`selfattn.functional`, fully
+    masked rows (zero output, weights and gradients) included.
 
     Args:
         d_model: Width of each input token.
