@@ -10,12 +10,12 @@ Arguments shared with the modules built on it:
 
 - ``attn_mask`` (``mask`` in the modules): bool, True = may attend (as in SDPA),
   or a float mask of q's dtype added to the scores; broadcasts to (..., n_q, n_k).
-- ``is_causal``: query i sees keys j <= i (top-left, as in SDPA); ANDed with a mask.
+- ``is_causal``: query i sees keys j <= i (top-left, as in SDPA), and the mask too.
 - ``scale``: multiplies q @ kᵀ; 1 / sqrt(d_k) when None.
 
 A query row with no finite score (bool mask, float -inf, both, with or without
-``is_causal``) gets zero weights, a zero output and zero, finite gradients, in
-float32, float64, float16 and bfloat16.
+``is_causal``) gets zero weights and a zero output, passes back no gradient and
+makes no gradient NaN, in float32, float64, float16 and bfloat16.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ class SelfAttention(nn.Module):
 
     ``forward(x, mask=None, *, is_causal=False)`` returns ``(output, weights)``;
     ``mask`` and ``is_causal`` are those of :mod:`selfattn.functional`, fully
-    masked rows (zero output, weights and gradients) included.
+    masked rows (zero output and weights, no gradient) included.
 
     Args:
         d_model: Width of each input token.
@@ -30,7 +30,6 @@ class SelfAttention(nn.Module):
     Shape:
         - x: ``(B, n, d_model)``; mask: broadcastable to ``(B, n, n)``
         - output: ``(B, n, d_v)``; weights: ``(B, n, n)``
-
     """
 
     def __init__(
