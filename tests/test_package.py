@@ -155,6 +155,9 @@ def test_mask_helpers_bad_input() -> None:
 def test_masks_values() -> None:
     assert torch.equal(causal_mask(3), torch.tensor([[1, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=torch.bool))
     assert torch.equal(causal_mask(2, 3, align="bottom-right"), torch.tensor([[1, 1, 0], [1, 1, 1]], dtype=torch.bool))
+    # top-left is the default, also when n_q != n_k (as SDPA's is_causal)
+    assert torch.equal(causal_mask(2, 3), torch.tensor([[1, 0, 0], [1, 1, 0]], dtype=torch.bool))
+    assert torch.equal(causal_mask(3, 2), torch.tensor([[1, 0], [1, 1], [1, 1]], dtype=torch.bool))
     assert torch.equal(padding_mask(torch.tensor([0, 2]), 3), torch.tensor([[[0, 0, 0]], [[1, 1, 0]]], dtype=torch.bool))
     f = torch.randn(3, 3)
     assert to_mha_mask(f) is f
