@@ -18,7 +18,7 @@ class SelfAttention(nn.Module):
     """Single-head self-attention: q, k and v are three projections of one x.
 
     ``forward(x, mask=None, *, is_causal=False)`` returns ``(output, weights)``;
-    ``mask`` and ``is_causal`` are those of :mod:`selfattn.functional`, fully
+    ``mask`` and ``is_causal`` are those of ``selfattn.functional``, fully
     masked rows (zero output and weights, no gradient) included.
 
     Args:
