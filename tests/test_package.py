@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -51,8 +53,10 @@ def test_functional_bad_input(make, error: type[Exception], message: str) -> Non
         (torch.randn(1, 2, 5, 8), None, ValueError, "x must have shape (B, n, d_model) = (B, n, 8), got (1, 2, 5, 8)"),
         (torch.randn(2, 5, 6), None, ValueError, "x.shape[-1] must be d_model=8, got x of shape (2, 5, 6)"),
         (torch.ones(2, 5, 8, dtype=torch.long), None, TypeError, "x must have a floating dtype, got torch.int64"),
-        (torch.randn(2, 5, 8), torch.ones(5, 4, dtype=torch.bool), ValueError, "attn_mask of shape (5, 4) does not broadcast to the scores' shape (2, 5, 5)"),
-        (torch.randn(2, 5, 8), torch.ones(5, 5, dtype=torch.uint8), TypeError, "got torch.uint8"),
+        (torch.randn(2, 5, 8), torch.ones(5, 4, dtype=torch.bool), ValueError, "SelfAttention: mask of shape (5, 4) does not broadcast to the scores' shape (2, 5, 5)"),
+        (torch.randn(2, 5, 8), torch.ones(5, 5, dtype=torch.uint8), TypeError, "SelfAttention: mask must be torch.bool (True = may attend) or the float dtype of x (torch.float32), got torch.uint8"),
+        (torch.randn(2, 5, 8), torch.zeros(5, 5, dtype=torch.float64), TypeError, "SelfAttention: mask must be torch.bool (True = may attend) or the float dtype of x (torch.float32), got torch.float64"),
+        (torch.randn(2, 5, 8, dtype=torch.float64), None, TypeError, "SelfAttention: x must have the module's dtype torch.float32, got torch.float64"),
     ],
 )
 def test_self_attention_bad_input(x: torch.Tensor, mask, error: type[Exception], message: str) -> None:
@@ -74,13 +78,74 @@ def test_self_attention_sizes_must_be_int(args: tuple) -> None:
         SelfAttention(*args)
 
 
+@pytest.mark.parametrize("kwargs", [{"d_model": True, "d_k": 4}, {"d_model": 8, "d_k": 4, "d_v": True}])
+def test_self_attention_bool_sizes_by_keyword(kwargs: dict) -> None:
+    with pytest.raises(TypeError, match=r"SelfAttention: d_(model|v) must be an int, got bool True"):
+        SelfAttention(**kwargs)
+
+
+def test_module_dtype_mismatch_names_x_and_both_dtypes() -> None:
+    """issue 10: float64 x into a float32 module gave a raw Linear error."""
+    attn = SelfAttention(8, 4)
+    with pytest.raises(TypeError) as err:
+        attn(torch.randn(2, 5, 8, dtype=torch.float64))
+    msg = str(err.value)
+    assert msg.startswith("SelfAttention: x ") and "torch.float32" in msg and "torch.float64" in msg
+    out, _ = attn.double()(torch.randn(2, 5, 8, dtype=torch.float64))  # converted module: fine
+    assert out.dtype == torch.float64
+
+
+@pytest.mark.parametrize("flag", [torch.tensor(True), torch.tensor(False), 1, 0, "yes", None])
+def test_is_causal_must_be_a_bool(flag: object) -> None:
+    """issue 10: a tensor is_causal was silently taken by ``if is_causal:``."""
+    with pytest.raises(TypeError, match=r"^scaled_dot_product_attention: is_causal must be a bool, got \w+"):
+        sdpa(*qkv(2), is_causal=flag)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^SelfAttention: is_causal must be a bool, got \w+"):
+        SelfAttention(8, 4)(torch.randn(2, 5, 8), is_causal=flag)  # type: ignore[arg-type]
+
+
+BAD_CALLS = [
+    lambda: sdpa(torch.randn(4), torch.randn(4, 8), torch.randn(4, 3)),
+    lambda: sdpa(*qkv(2), attn_mask=torch.ones(2, 4, 5, dtype=torch.int64)),
+    lambda: sdpa(*qkv(2), attn_mask=torch.ones(2, 5, 4, dtype=torch.bool)),
+    lambda: sdpa(*qkv(2), is_causal=torch.tensor(True)),
+    lambda: SelfAttention(8, 4)(torch.randn(2, 5, 6)),
+    lambda: SelfAttention(8, 4)(torch.randn(5, 8)),
+    lambda: SelfAttention(8, 4)(torch.randn(2, 5, 8, dtype=torch.float64)),
+    lambda: SelfAttention(8, 4)(torch.randn(2, 5, 8), torch.ones(5, 5, dtype=torch.long)),
+    lambda: SelfAttention(d_model=True, d_k=4),
+    lambda: SelfAttention(8, 0),
+    lambda: causal_mask(0),
+    lambda: padding_mask(torch.tensor([True]), 3),
+    lambda: padding_mask(torch.tensor([4]), 3),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS)
+def test_every_message_names_fn_argument_expected_and_got(call) -> None:
+    """``fn: argument must ..., got ...`` or ``fn: argument of shape ... does not ...``."""
+    with pytest.raises((TypeError, ValueError)) as err:
+        call()
+    fn = r"^(scaled_dot_product_attention|SelfAttention|causal_mask|padding_mask): "
+    pattern = fn + r"\S+ (.*must .*, got |of shape \(.*\) does not broadcast to .*\(.*\))"
+    assert re.match(pattern, str(err.value)), str(err.value)
+
+
 def test_mask_helpers_bad_input() -> None:
-    with pytest.raises(ValueError, match="n_q and n_k must be positive, got n_q=0, n_k=3"):
+    with pytest.raises(ValueError, match="causal_mask: n_q must be positive, got 0"):
         causal_mask(0, 3)
+    with pytest.raises(ValueError, match="causal_mask: n_k must be positive, got -1"):
+        causal_mask(2, -1)
+    with pytest.raises(TypeError, match="causal_mask: n_q must be an int, got bool True"):
+        causal_mask(True)
     with pytest.raises(ValueError, match="align must be 'top-left' or 'bottom-right', got 'left'"):
         causal_mask(3, align="left")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"lengths must be a 1-D integer tensor \(B,\), got torch.float32 tensor of shape \(2,\)"):
         padding_mask(torch.tensor([1.0, 2.0]), 3)
+    with pytest.raises(TypeError, match=r"lengths must be a 1-D integer tensor \(B,\), got torch.bool tensor of shape \(2,\)"):
+        padding_mask(torch.tensor([True, False]), 3)
+    with pytest.raises(TypeError, match=r"padding_mask: n must be an int, got float 3.0"):
+        padding_mask(torch.tensor([1, 2]), 3.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"every length must be in \[0, n=3\], got \[1, 4\]"):
         padding_mask(torch.tensor([1, 4]), 3)
     with pytest.raises(TypeError, match="mask must be torch.bool or a float dtype, got torch.int64"):
@@ -90,6 +155,9 @@ def test_mask_helpers_bad_input() -> None:
 def test_masks_values() -> None:
     assert torch.equal(causal_mask(3), torch.tensor([[1, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=torch.bool))
     assert torch.equal(causal_mask(2, 3, align="bottom-right"), torch.tensor([[1, 1, 0], [1, 1, 1]], dtype=torch.bool))
+    # top-left is the default, also when n_q != n_k (as SDPA's is_causal)
+    assert torch.equal(causal_mask(2, 3), torch.tensor([[1, 0, 0], [1, 1, 0]], dtype=torch.bool))
+    assert torch.equal(causal_mask(3, 2), torch.tensor([[1, 0], [1, 1], [1, 1]], dtype=torch.bool))
     assert torch.equal(padding_mask(torch.tensor([0, 2]), 3), torch.tensor([[[0, 0, 0]], [[1, 1, 0]]], dtype=torch.bool))
     f = torch.randn(3, 3)
     assert to_mha_mask(f) is f

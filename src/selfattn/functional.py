@@ -4,11 +4,18 @@
 
 
 # --- docs/05-implementation.md § 公式进入 `selfattn` ---
-"""Scaled dot-product attention, written out step by step.
+"""Scaled dot-product attention: softmax(q kᵀ · scale + mask) v.
 
-The mask convention is the one of ``torch.nn.functional.scaled_dot_product_attention``:
-a boolean mask is True where a query **may attend** to a key; a float mask is added
-to the scores.
+Arguments shared with the modules built on it:
+
+- ``attn_mask`` (``mask`` in the modules): bool, True = may attend (as in SDPA),
+  or a float mask of q's dtype added to the scores; broadcasts to (..., n_q, n_k).
+- ``is_causal``: query i sees keys j <= i (top-left, as in SDPA), and the mask too.
+- ``scale``: multiplies q @ kᵀ; 1 / sqrt(d_k) when None.
+
+A query row with no finite score (bool mask, float -inf, both, with or without
+``is_causal``) gets zero weights and a zero output, passes back no gradient and
+makes no gradient NaN, in float32, float64, float16 and bfloat16.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from selfattn.validation import check_mask, check_qkv
+from selfattn.validation import check_attention
 
 
 def scaled_dot_product_attention(
@@ -32,66 +39,29 @@ def scaled_dot_product_attention(
     scale: float | None = None,
     dropout_p: float = 0.0,
 ) -> tuple[Tensor, Tensor]:
-    """Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V, returning the output and the weights.
-
-    Args:
-        q: Queries.
-        k: Keys.
-        v: Values.
-        attn_mask: Optional mask broadcastable to ``(..., n_q, n_k)``. Boolean: True where
-            a query may attend to a key. Float: added to the scores.
-        is_causal: If True, query ``i`` may only attend to keys ``j <= i`` (top-left
-            aligned, as in ``torch.nn.functional.scaled_dot_product_attention``).
-            Combined with ``attn_mask`` by logical AND when both are given.
-        scale: Factor applied to ``q @ kᵀ``; defaults to ``1 / sqrt(d_k)``.
-        dropout_p: Dropout probability applied to the weights (0 disables it).
-
-    Returns:
-        ``(output, weights)``. A query row whose keys are all masked gets weights 0
-        and output 0, with no NaN in the output or the gradients.
+    """softmax(q kᵀ · scale + mask) v and the weights; ``dropout_p`` drops weights.
 
     Shape:
-        - q: ``(..., n_q, d_k)``
-        - k: ``(..., n_k, d_k)``
-        - v: ``(..., n_k, d_v)``
-        - attn_mask: broadcastable to ``(..., n_q, n_k)``
-        - output: ``(..., n_q, d_v)``
-        - weights: ``(..., n_q, n_k)``
-
-    Raises:
-        TypeError: a non-tensor, a non-float q/k/v, mixed dtypes, or a mask that is
-            neither bool nor q's float dtype.
-        ValueError: a rank below 2, mismatched d_k or n_k, batch dims or a mask that
-            do not broadcast.
+        - q: ``(..., n_q, d_k)``; k: ``(..., n_k, d_k)``; v: ``(..., n_k, d_v)``
+        - output: ``(..., n_q, d_v)``; weights: ``(..., n_q, n_k)``
     """
-    fn = "scaled_dot_product_attention"
-    batch = check_qkv(fn, q, k, v)
+    check_attention("scaled_dot_product_attention", q, k, v, attn_mask, is_causal)
     n_q, n_k, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
-    if attn_mask is not None:
-        check_mask(fn, "attn_mask", attn_mask, (*batch, n_q, n_k), q.dtype)
-    if scale is None:
-        scale = 1.0 / math.sqrt(d_k)
-
-    # 先缩放 q 再相乘：在 float16 中，未缩放的 q·k 可能先溢出成 inf
+    scale = 1.0 / math.sqrt(d_k) if scale is None else scale
     scores = (q * scale) @ k.transpose(-2, -1)  # (..., n_q, n_k)
-    allowed: Tensor | None = None  # bool, True = may attend
-    if is_causal:
-        allowed = torch.ones(n_q, n_k, dtype=torch.bool, device=q.device).tril()  # (n_q, n_k)
+    if is_causal:  # 查询 i 只看键 j <= i
+        future = torch.ones(n_q, n_k, dtype=torch.bool, device=q.device).triu(1)
+        scores = scores.masked_fill(future, -math.inf)
     if attn_mask is not None and attn_mask.dtype == torch.bool:
-        allowed = attn_mask if allowed is None else allowed & attn_mask  # broadcasts to (..., n_q, n_k)
+        scores = scores.masked_fill(~attn_mask, -math.inf)  # e^{-inf} = 0
     elif attn_mask is not None:
-        scores = scores + attn_mask  # float mask: added to the scores
-
-    if allowed is not None:
-        scores = scores.masked_fill(~allowed, float("-inf"))  # 被掩蔽：e^{-inf} = 0
-    # 没有一个有限得分的行（布尔掩码、浮点 -inf 或两者造成）：权重 0，输出 0
-    empty = (scores == float("-inf")).all(dim=-1, keepdim=True)  # (..., n_q, 1)
-    scores = scores.masked_fill(empty, 0.0)  # 避免 softmax(全 -inf) = NaN
-    # 半精度下在 float32 中做 softmax，避免溢出与精度损失
-    soft_dtype = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
-    weights = F.softmax(scores, dim=-1, dtype=soft_dtype).to(q.dtype)  # (..., n_q, n_k)
-    weights = weights.masked_fill(empty, 0.0)
+        scores = scores + attn_mask  # 浮点掩码：加到得分上
+    # 没有有限得分的行：先填 0 免得 softmax 得到 NaN，算完再把权重清零
+    empty = (scores == -math.inf).all(dim=-1, keepdim=True)  # (..., n_q, 1)
+    scores = scores.masked_fill(empty, 0.0)
+    half = q.dtype in (torch.float16, torch.bfloat16)  # 半精度在 float32 中做 softmax
+    weights = F.softmax(scores, dim=-1, dtype=torch.float32 if half else q.dtype)
+    weights = weights.to(q.dtype).masked_fill(empty, 0.0)
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
-    out = weights @ v  # (..., n_q, d_v)
-    return out, weights
+    return weights @ v, weights

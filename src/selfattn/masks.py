@@ -13,6 +13,9 @@ from typing import Literal
 import torch
 from torch import Tensor
 
+from selfattn.validation import check_positive_int
+
+
 def causal_mask(
     n_q: int,
     n_k: int | None = None,
@@ -20,51 +23,46 @@ def causal_mask(
     align: Literal["top-left", "bottom-right"] = "top-left",
     device: torch.device | str | None = None,
 ) -> Tensor:
-    """A causal mask: query ``i`` may attend to key ``j`` only if ``j`` is not in its future.
+    """True where query ``i`` may attend to key ``j``.
 
-    Args:
-        n_q: Number of queries.
-        n_k: Number of keys; defaults to ``n_q``.
-        align: ``"top-left"`` (query ``i`` sees keys ``j <= i``, like SDPA's ``is_causal``)
-            or ``"bottom-right"`` (the queries are the last ``n_q`` of the ``n_k`` tokens,
-            so query ``i`` sees keys ``j <= i + n_k - n_q``).
-        device: Device of the mask.
-
-    Returns:
-        A bool tensor, True where attending is allowed.
+    ``"top-left"`` (as SDPA's ``is_causal``): ``j <= i``. ``"bottom-right"``: the
+    queries are the last ``n_q`` of ``n_k`` tokens (KV cache): ``j <= i + n_k - n_q``.
 
     Shape:
-        - output: ``(n_q, n_k)``
+        - output: ``(n_q, n_k)``; ``n_k`` defaults to ``n_q``
     """
     n_k = n_q if n_k is None else n_k
-    if n_q <= 0 or n_k <= 0:
-        raise ValueError(f"causal_mask: n_q and n_k must be positive, got n_q={n_q}, n_k={n_k}")
+    check_positive_int("causal_mask", "n_q", n_q)
+    check_positive_int("causal_mask", "n_k", n_k)
     if align not in ("top-left", "bottom-right"):
-        raise ValueError(f"causal_mask: align must be 'top-left' or 'bottom-right', got {align!r}")
+        raise ValueError(
+            f"causal_mask: align must be 'top-left' or 'bottom-right', got {align!r}"
+        )
     offset = 0 if align == "top-left" else n_k - n_q
-    return torch.ones(n_q, n_k, dtype=torch.bool, device=device).tril(diagonal=offset)  # (n_q, n_k)
+    ones = torch.ones(n_q, n_k, dtype=torch.bool, device=device)
+    return ones.tril(diagonal=offset)  # (n_q, n_k)
 
 
 def padding_mask(lengths: Tensor, n: int) -> Tensor:
-    """A key-padding mask from sequence lengths: True for real tokens, False for padding.
+    """True for the first ``lengths[b]`` keys, False for padding.
 
-    Args:
-        lengths: The true length of each sequence, each in ``[0, n]``.
-        n: The padded length.
-
-    Returns:
-        A bool tensor that broadcasts against scores of shape ``(B, n_q, n)``. For
-        multi-head scores ``(B, h, n_q, n)`` add a head axis with ``.unsqueeze(1)``.
+    Broadcasts against scores ``(B, n_q, n)``; for ``(B, h, n_q, n)`` use
+    ``.unsqueeze(1)``.
 
     Shape:
-        - lengths: ``(B,)``
+        - lengths: ``(B,)``, integers in ``[0, n]``
         - output: ``(B, 1, n)``
     """
-    if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.is_floating_point():
-        got = f"{lengths.dtype} tensor of shape {tuple(lengths.shape)}" if isinstance(lengths, Tensor) else type(lengths).__name__
-        raise TypeError(f"padding_mask: lengths must be a 1-D integer tensor (B,), got {got}")
+    fn = "padding_mask"
+    if not isinstance(lengths, Tensor):
+        raise TypeError(f"{fn}: lengths must be a tensor, got {type(lengths).__name__}")
+    if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
+        got = f"{lengths.dtype} tensor of shape {tuple(lengths.shape)}"
+        raise TypeError(f"{fn}: lengths must be a 1-D integer tensor (B,), got {got}")
+    check_positive_int(fn, "n", n)
     if bool((lengths < 0).any()) or bool((lengths > n).any()):
-        raise ValueError(f"padding_mask: every length must be in [0, n={n}], got {lengths.tolist()}")
+        bad = lengths.tolist()
+        raise ValueError(f"{fn}: every length must be in [0, n={n}], got {bad}")
     positions = torch.arange(n, device=lengths.device)  # (n,)
     return (positions[None, :] < lengths[:, None])[:, None, :]  # (B, 1, n)
 
@@ -75,30 +73,26 @@ from torch import Tensor
 
 
 def to_mha_mask(mask: Tensor) -> Tensor:
-    """Convert a mask from this book's convention to ``nn.MultiheadAttention``'s.
+    """Convert a mask between this book's convention and ``nn.MultiheadAttention``'s.
 
     This book and SDPA: bool True = may attend. ``nn.MultiheadAttention``
-    (``attn_mask`` and ``key_padding_mask``): bool True = may **not** attend.
-    A bool mask is inverted; a float mask (added to the scores in both APIs) is
-    returned unchanged. The conversion is its own inverse.
-
-    Args:
-        mask: A bool or float mask.
-
-    Returns:
-        The mask in the other convention.
+    (``attn_mask`` and ``key_padding_mask``): bool True = may **not** attend. A bool
+    mask is inverted; a float mask (added to the scores in both) is returned as it
+    is. The conversion is its own inverse.
 
     Shape:
-        - mask: any
-        - output: same as ``mask``
+        - mask: any; output: the same as ``mask``
     """
     if not isinstance(mask, Tensor):
-        raise TypeError(f"to_mha_mask: mask must be a torch.Tensor, got {type(mask).__name__}")
+        got = type(mask).__name__
+        raise TypeError(f"to_mha_mask: mask must be a torch.Tensor, got {got}")
     if mask.dtype == torch.bool:
         return ~mask
     if mask.is_floating_point():
         return mask
-    raise TypeError(f"to_mha_mask: mask must be torch.bool or a float dtype, got {mask.dtype}")
+    raise TypeError(
+        f"to_mha_mask: mask must be torch.bool or a float dtype, got {mask.dtype}"
+    )
 
 
 # --- docs/08-engineering.md § 组合填充掩码与因果掩码 ---

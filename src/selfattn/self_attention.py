@@ -11,11 +11,15 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from selfattn.functional import scaled_dot_product_attention
-from selfattn.validation import check_positive_int, check_tokens
+from selfattn.validation import check_bool, check_mask, check_positive_int, check_tokens
 
 
 class SelfAttention(nn.Module):
-    """Single-head self-attention: Q, K and V are three projections of the same x.
+    """Single-head self-attention: q, k and v are three projections of one x.
+
+    ``forward(x, mask=None, *, is_causal=False)`` returns ``(output, weights)``;
+    ``mask`` and ``is_causal`` are those of ``selfattn.functional``, fully
+    masked rows (zero output and weights, no gradient) included.
 
     Args:
         d_model: Width of each input token.
@@ -24,20 +28,13 @@ class SelfAttention(nn.Module):
         bias: Whether the three projections have a bias (default False).
 
     Shape:
-        - x: ``(B, n, d_model)``
-        - mask: bool (True = may attend) or float, broadcastable to ``(B, n, n)``
-        - output: ``(B, n, d_v)``
-        - weights: ``(B, n, n)``
-
-    Example:
-        >>> import torch
-        >>> attn = SelfAttention(d_model=8, d_k=4)
-        >>> out, weights = attn(torch.randn(2, 5, 8))
-        >>> tuple(out.shape), tuple(weights.shape)
-        ((2, 5, 4), (2, 5, 5))
+        - x: ``(B, n, d_model)``; mask: broadcastable to ``(B, n, n)``
+        - output: ``(B, n, d_v)``; weights: ``(B, n, n)``
     """
 
-    def __init__(self, d_model: int, d_k: int, d_v: int | None = None, *, bias: bool = False) -> None:
+    def __init__(
+        self, d_model: int, d_k: int, d_v: int | None = None, *, bias: bool = False
+    ) -> None:
         super().__init__()
         d_v = d_k if d_v is None else d_v
         for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
@@ -47,23 +44,14 @@ class SelfAttention(nn.Module):
         self.w_k = nn.Linear(d_model, d_k, bias=bias)  # weight: (d_k, d_model)
         self.w_v = nn.Linear(d_model, d_v, bias=bias)  # weight: (d_v, d_model)
 
-    def forward(self, x: Tensor, mask: Tensor | None = None, *, is_causal: bool = False) -> tuple[Tensor, Tensor]:
-        """Attend from every token of ``x`` to every token of ``x``.
-
-        Args:
-            x: The input tokens.
-            mask: Optional mask; True (or a float 0) where a query may attend to a key.
-            is_causal: If True, token ``i`` only sees tokens ``j <= i``.
-
-        Returns:
-            ``(output, weights)``.
-
-        Shape:
-            - x: ``(B, n, d_model)``
-            - output: ``(B, n, d_v)``
-            - weights: ``(B, n, n)``
-        """
-        check_tokens("SelfAttention", x, self.d_model)
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, *, is_causal: bool = False
+    ) -> tuple[Tensor, Tensor]:
+        """Attend from every token of ``x`` to every token of ``x``."""
+        fn = "SelfAttention"
+        check_tokens(fn, x, self.d_model, dtype=self.w_q.weight.dtype)
+        check_mask(fn, "mask", mask, (x.shape[0], x.shape[1], x.shape[1]), x.dtype, "x")
+        check_bool(fn, "is_causal", is_causal)
         q = self.w_q(x)  # (B, n, d_k)
         k = self.w_k(x)  # (B, n, d_k)
         v = self.w_v(x)  # (B, n, d_v)

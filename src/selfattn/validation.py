@@ -6,93 +6,119 @@
 # --- docs/05-implementation.md § 输入检查：`selfattn.validation` ---
 """Input checks shared by every public function and module of ``selfattn``.
 
-Each check raises ``TypeError`` (wrong type or dtype) or ``ValueError`` (wrong shape or
-value) with a message that starts with the public function's name ``fn`` and names the
-argument, what was expected and what was got.
+A check raises ``TypeError`` (type, dtype) or ``ValueError`` (shape, value) with
+a message ``fn: argument must ..., got ...``, where ``fn`` is the public name.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor
 
 
-def shape_str(t: Tensor) -> str:
-    return "(" + ", ".join(str(s) for s in t.shape) + ")"
+def shape_str(t: Tensor | Sequence[int]) -> str:
+    dims = t.shape if isinstance(t, Tensor) else t
+    return "(" + ", ".join(str(s) for s in dims) + ")"
+
+
+def _broadcast(*shapes: Sequence[int]) -> tuple[int, ...] | None:
+    try:
+        return tuple(torch.broadcast_shapes(*shapes))
+    except RuntimeError:
+        return None
 
 
 def check_qkv(fn: str, q: Tensor, k: Tensor, v: Tensor) -> tuple[int, ...]:
-    """Validate q, k, v and return the broadcast batch shape."""
+    """Check q, k, v; return their broadcast batch shape ``...``."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{fn}: {name} must be a torch.Tensor, got {type(t).__name__}")
+            got = type(t).__name__
+            raise TypeError(f"{fn}: {name} must be a torch.Tensor, got {got}")
         if t.dim() < 2:
-            raise ValueError(f"{fn}: {name} must have shape (..., n, d) with at least 2 dims, got {shape_str(t)}")
+            raise ValueError(f"{fn}: {name} must have shape (..., n, d) with at "
+                             f"least 2 dims, got {shape_str(t)}")
         if not t.is_floating_point():
             raise TypeError(f"{fn}: {name} must have a floating dtype, got {t.dtype}")
-    if not (q.dtype == k.dtype == v.dtype):
-        raise TypeError(f"{fn}: q, k, v must share one dtype, got q {q.dtype}, k {k.dtype}, v {v.dtype}")
-    if not (q.device == k.device == v.device):
-        raise ValueError(f"{fn}: q, k, v must be on one device, got q {q.device}, k {k.device}, v {v.device}")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"{fn}: q, k, v must share one dtype, "
+                        f"got q {q.dtype}, k {k.dtype}, v {v.dtype}")
+    if not q.device == k.device == v.device:
+        raise ValueError(f"{fn}: q, k, v must be on one device, "
+                         f"got q {q.device}, k {k.device}, v {v.device}")
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"{fn}: q and k must have the same last dim d_k, got q {shape_str(q)} (d_k={q.shape[-1]}) "
-            f"and k {shape_str(k)} (d_k={k.shape[-1]})"
-        )
+        raise ValueError(f"{fn}: q and k must have the same last dim d_k, "
+                         f"got q {shape_str(q)} (d_k={q.shape[-1]}) "
+                         f"and k {shape_str(k)} (d_k={k.shape[-1]})")
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"{fn}: k and v must have the same length n_k, got k {shape_str(k)} (n_k={k.shape[-2]}) "
-            f"and v {shape_str(v)} (n_k={v.shape[-2]})"
-        )
-    try:
-        return tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
-    except RuntimeError:
-        raise ValueError(
-            f"{fn}: the batch dims of q {shape_str(q)}, k {shape_str(k)} and v {shape_str(v)} do not broadcast"
-        ) from None
+        raise ValueError(f"{fn}: k and v must have the same length n_k, "
+                         f"got k {shape_str(k)} (n_k={k.shape[-2]}) "
+                         f"and v {shape_str(v)} (n_k={v.shape[-2]})")
+    batch = _broadcast(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    if batch is None:
+        raise ValueError(f"{fn}: the batch dims of q {shape_str(q)}, k {shape_str(k)}"
+                         f" and v {shape_str(v)} do not broadcast")
+    return batch
 
 
-def check_mask(fn: str, name: str, mask: Tensor, scores_shape: tuple[int, ...], dtype: torch.dtype) -> None:
-    """Validate a mask against the shape of the scores (..., n_q, n_k)."""
+def check_mask(fn: str, name: str, mask: object, scores_shape: Sequence[int],
+               dtype: torch.dtype, dtype_of: str = "q") -> None:
+    """None, or a bool mask, or a float mask of ``dtype`` (that of ``dtype_of``),
+    broadcastable to the scores ``(..., n_q, n_k)``."""
+    if mask is None:
+        return
     if not isinstance(mask, Tensor):
-        raise TypeError(f"{fn}: {name} must be a torch.Tensor, got {type(mask).__name__}")
+        got = type(mask).__name__
+        raise TypeError(f"{fn}: {name} must be a torch.Tensor, got {got}")
     if mask.dtype != torch.bool and mask.dtype != dtype:
-        raise TypeError(
-            f"{fn}: {name} must be torch.bool (True = may attend) or the float dtype of q ({dtype}), got {mask.dtype}"
-        )
-    want = "(" + ", ".join(str(s) for s in scores_shape) + ")"
-    try:
-        ok = tuple(torch.broadcast_shapes(mask.shape, scores_shape)) == tuple(scores_shape)
-    except RuntimeError:
-        ok = False
-    if not ok:
-        raise ValueError(f"{fn}: {name} of shape {shape_str(mask)} does not broadcast to the scores' shape {want} (..., n_q, n_k)")
+        raise TypeError(f"{fn}: {name} must be torch.bool (True = may attend) or the "
+                        f"float dtype of {dtype_of} ({dtype}), got {mask.dtype}")
+    if _broadcast(mask.shape, scores_shape) != tuple(scores_shape):
+        raise ValueError(f"{fn}: {name} of shape {shape_str(mask)} does not broadcast"
+                         f" to the scores' shape {shape_str(scores_shape)} "
+                         "(..., n_q, n_k)")
 
 
-def check_tokens(fn: str, x: object, d_model: int) -> None:
-    """Validate a batch of tokens of shape (B, n, d_model); shared by the modules of the book."""
+def check_attention(fn: str, q: Tensor, k: Tensor, v: Tensor, attn_mask: object,
+                    is_causal: object) -> None:
+    """All the checks of ``scaled_dot_product_attention``'s arguments."""
+    batch = check_qkv(fn, q, k, v)
+    scores_shape = (*batch, q.shape[-2], k.shape[-2])  # (..., n_q, n_k)
+    check_mask(fn, "attn_mask", attn_mask, scores_shape, q.dtype)
+    check_bool(fn, "is_causal", is_causal)
+
+
+def check_tokens(fn: str, x: object, d_model: int,
+                 dtype: torch.dtype | None = None) -> None:
+    """Tokens ``(B, n, d_model)``, floating; of ``dtype`` (the module's) if given."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{fn}: x must be a torch.Tensor, got {type(x).__name__}")
     if x.dim() != 3:
-        raise ValueError(
-            f"{fn}: x must have shape (B, n, d_model) = (B, n, {d_model}), got {shape_str(x)}"
-            + ("; for one sequence use x.unsqueeze(0)" if x.dim() == 2 else "")
-        )
+        hint = "; for one sequence use x.unsqueeze(0)" if x.dim() == 2 else ""
+        raise ValueError(f"{fn}: x must have shape (B, n, d_model) = "
+                         f"(B, n, {d_model}), got {shape_str(x)}{hint}")
     if x.shape[-1] != d_model:
-        raise ValueError(f"{fn}: x.shape[-1] must be d_model={d_model}, got x of shape {shape_str(x)}")
+        raise ValueError(f"{fn}: x.shape[-1] must be d_model={d_model}, "
+                         f"got x of shape {shape_str(x)}")
     if not x.is_floating_point():
         raise TypeError(f"{fn}: x must have a floating dtype, got {x.dtype}")
+    if dtype is not None and x.dtype != dtype:
+        raise TypeError(f"{fn}: x must have the module's dtype {dtype}, got "
+                        f"{x.dtype}; use x.to({dtype}) or module.to({x.dtype})")
 
 
 def check_positive_int(fn: str, name: str, value: object) -> None:
-    """Raise TypeError unless ``value`` is an int (not a bool), ValueError unless > 0."""
+    """TypeError unless an int (a bool is not one), ValueError unless > 0."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{fn}: {name} must be an int, got {type(value).__name__} {value!r}")
+        got = f"{type(value).__name__} {value!r}"
+        raise TypeError(f"{fn}: {name} must be an int, got {got}")
     if value <= 0:
         raise ValueError(f"{fn}: {name} must be positive, got {value}")
 
 
 def check_bool(fn: str, name: str, value: object) -> None:
-    """Raise TypeError unless ``value`` is a Python bool."""
+    """TypeError unless a Python bool (a tensor is not one)."""
     if not isinstance(value, bool):
-        raise TypeError(f"{fn}: {name} must be a bool, got {type(value).__name__}")
+        got = type(value).__name__
+        raise TypeError(f"{fn}: {name} must be a bool, got {got}")
