@@ -57,11 +57,15 @@ def scaled_dot_product_attention(
     elif attn_mask is not None:
         scores = scores + attn_mask  # 浮点掩码：加到得分上
     # 没有有限得分的行：先填 0 免得 softmax 得到 NaN，算完再把权重清零
-    empty = (scores == -math.inf).all(dim=-1, keepdim=True)  # (..., n_q, 1)
-    scores = scores.masked_fill(empty, 0.0)
+    empty = scores.amax(dim=-1, keepdim=True) == -math.inf  # (..., n_q, 1)
+    has_empty = bool(empty.any())  # 只有掩码会造成；没有时不多复制一份得分
+    if has_empty:
+        scores = scores.masked_fill(empty, 0.0)
     half = q.dtype in (torch.float16, torch.bfloat16)  # 半精度在 float32 中做 softmax
     weights = F.softmax(scores, dim=-1, dtype=torch.float32 if half else q.dtype)
-    weights = weights.to(q.dtype).masked_fill(empty, 0.0)
+    weights = weights.to(q.dtype)
+    if has_empty:
+        weights = weights.masked_fill(empty, 0.0)
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     return weights @ v, weights

@@ -84,29 +84,15 @@ class MultiHeadSelfAttention(nn.Module):
         fn = "MultiHeadSelfAttention"
         for name, value in flags.items():
             check_bool(fn, name, value)
-        check_tokens(fn, x, self.d_model)  # (B, n, d_model)，浮点
-        # TODO(merge): use check_tokens(..., dtype=...) once chapter 5 adds it
-        want = self.in_proj.weight.dtype
-        if x.dtype != want:
-            raise TypeError(
-                f"{fn}: x must have the module's dtype {want}, got x of dtype "
-                f"{x.dtype}; convert x.to({want}) or the module .to({x.dtype})"
-            )
-        if mask is None:
-            return
+        check_tokens(fn, x, self.d_model, dtype=self.in_proj.weight.dtype)
         if isinstance(mask, Tensor) and mask.dim() == 3:
             raise ValueError(
                 f"{fn}: a 3-D mask {shape_str(mask)} is ambiguous against the scores "
                 "(B, h, n, n); for a per-sequence mask (B, n, n) use mask.unsqueeze(1) "
                 "to get (B, 1, n, n)"
             )
-        if isinstance(mask, Tensor) and mask.dtype not in (torch.bool, x.dtype):
-            raise TypeError(  # 报出用户给的参数名 mask 与 x，而不是内部的 q
-                f"{fn}: mask must be torch.bool (True = may attend) or the dtype of "
-                f"x ({x.dtype}), got {mask.dtype}"
-            )
         b, n = x.shape[0], x.shape[1]
-        check_mask(fn, "mask", mask, (b, self.num_heads, n, n), x.dtype)
+        check_mask(fn, "mask", mask, (b, self.num_heads, n, n), x.dtype, dtype_of="x")
 
     def forward(
         self,
