@@ -176,7 +176,7 @@ def test_float_mask_gets_its_gradient(is_causal: bool, mask_shape: tuple[int, ..
     for a, b in zip(mine, theirs, strict=True):
         assert a.isfinite().all()
         torch.testing.assert_close(a, b, atol=1e-10, rtol=0)
-    if not is_causal:  # SDPA agrees too (its causal + float mask grads differ only in masked cells)
+    if not is_causal:  # SDPA agrees too (it refuses attn_mask together with is_causal)
         sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         torch.testing.assert_close(_grads(sdpa, (mask,), g)[0], mine[3], atol=1e-10, rtol=0)
 
