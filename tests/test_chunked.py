@@ -94,10 +94,14 @@ def test_batch_broadcast_gradients() -> None:
         torch.testing.assert_close(a, b, atol=1e-10, rtol=0)
 
 
-def test_keys_only_matches() -> None:
+@pytest.mark.parametrize(("n_q", "n_k", "block_k"), [(7, 13, 5), (1, 1, 4), (64, 100, 32), (3, 0, 4)])
+def test_keys_only_matches(n_q: int, n_k: int, block_k: int) -> None:
+    """Batch dims, n_k not a multiple of block_k, length 1, and no key at all (output 0)."""
     torch.manual_seed(0)
-    q, k, v = torch.randn(3, 1, 8), torch.randn(3, 1, 8), torch.randn(3, 1, 5)  # length 1
-    torch.testing.assert_close(keys_only_attention(q, k, v), scaled_dot_product_attention(q, k, v)[0])
+    q, k, v = torch.randn(2, 3, n_q, 8), torch.randn(2, 3, n_k, 8), torch.randn(2, 3, n_k, 5)
+    out = keys_only_attention(q, k, v, block_k=block_k)
+    assert out.shape == (2, 3, n_q, 5)
+    torch.testing.assert_close(out, scaled_dot_product_attention(q, k, v)[0], atol=1e-6, rtol=0)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -120,13 +124,13 @@ def test_errors_name_shapes_and_dtypes() -> None:
         chunked_attention(x, x, x, torch.ones(5, 5, dtype=torch.int64))
     with pytest.raises(ValueError, match=r"attn_mask of shape \(4, 5\) does not broadcast"):
         chunked_attention(x, x, x, torch.ones(4, 5, dtype=torch.bool))
-    with pytest.raises(ValueError, match=r"block_q must be a positive int, got 0"):
+    with pytest.raises(ValueError, match=r"block_q must be positive, got 0"):
         chunked_attention(x, x, x, block_q=0)
     with pytest.raises(TypeError, match=r"q must be a torch.Tensor"):
         chunked_attention([1.0], x, x)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"keys_only_attention: k and v must have the same length n_k"):
         keys_only_attention(x, x, torch.randn(2, 4, 8))
-    with pytest.raises(ValueError, match=r"keys_only_attention: block_k must be a positive int"):
+    with pytest.raises(ValueError, match=r"keys_only_attention: block_k must be positive"):
         keys_only_attention(x, x, x, block_k=-1)
 
 
@@ -146,3 +150,113 @@ def test_training_memory_ratio() -> None:
     mib = {p: peak_extra_mib(p, 4096, heads=1, d=64, mode="fwd+bwd") for p in ("explicit", "keys_only", "chunked")}
     assert mib["explicit"] >= 8 * mib["chunked"], mib
     assert mib["keys_only"] > 0.5 * mib["explicit"], mib
+
+
+def _grads(out: torch.Tensor, leaves: tuple[torch.Tensor, ...], g: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return torch.autograd.grad(out, leaves, g)
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("mask_shape", [(2, 3, 7, 5), (7, 5)])
+def test_float_mask_gets_its_gradient(is_causal: bool, mask_shape: tuple[int, ...]) -> None:
+    """A float mask that requires grad gets dS, like autograd through the explicit path."""
+    torch.manual_seed(0)
+    f64 = {"dtype": torch.float64, "requires_grad": True}
+    q, k, v = torch.randn(2, 3, 7, 4, **f64), torch.randn(2, 3, 5, 4, **f64), torch.randn(2, 3, 5, 2, **f64)
+    mask = torch.randn(mask_shape, dtype=torch.float64)
+    mask[..., 2, :] = float("-inf")  # one fully masked row
+    mask.requires_grad_(True)
+    kw = {"attn_mask": mask, "is_causal": is_causal}
+    out = chunked_attention(q, k, v, block_q=3, block_k=2, **kw)  # type: ignore[arg-type]
+    ref, _ = scaled_dot_product_attention(q, k, v, **kw)  # type: ignore[arg-type]
+    g = torch.randn_like(out)
+    mine = _grads(out, (q, k, v, mask), g)
+    theirs = _grads(ref, (q, k, v, mask), g)
+    assert mine[3].abs().sum() > 0
+    for a, b in zip(mine, theirs, strict=True):
+        assert a.isfinite().all()
+        torch.testing.assert_close(a, b, atol=1e-10, rtol=0)
+    if not is_causal:  # SDPA agrees too (it refuses attn_mask together with is_causal)
+        sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        torch.testing.assert_close(_grads(sdpa, (mask,), g)[0], mine[3], atol=1e-10, rtol=0)
+
+
+def test_float_mask_gradcheck() -> None:
+    torch.manual_seed(0)
+    q, k, v, m = (torch.randn(2, 5, 5, dtype=torch.float64, requires_grad=True) for _ in range(4))
+    assert torch.autograd.gradcheck(
+        lambda q, k, v, m: chunked_attention(q, k, v, m, is_causal=True, block_q=2, block_k=3), (q, k, v, m)
+    )
+
+
+def test_float_mask_gradient_alone() -> None:
+    """Only the mask requires grad: the custom backward still runs."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(4, 6, 3, dtype=torch.float64) for _ in range(3))
+    mask = torch.randn(6, 6, dtype=torch.float64, requires_grad=True)
+    out = chunked_attention(q, k, v, mask, block_q=4, block_k=4)
+    ref, _ = scaled_dot_product_attention(q, k, v, mask)
+    g = torch.randn_like(out)
+    torch.testing.assert_close(_grads(out, (mask,), g)[0], _grads(ref, (mask,), g)[0], atol=1e-10, rtol=0)
+
+
+def test_keys_only_with_zero_keys_gives_zeros() -> None:
+    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 0, 4), torch.randn(2, 0, 5)
+    for out in (keys_only_attention(q, k, v), chunked_attention(q, k, v)):
+        assert out.shape == (2, 3, 5)
+        assert torch.equal(out, torch.zeros(2, 3, 5))
+
+
+def _fully_masked(kind: str, n_q: int, n_k: int, dtype: torch.dtype) -> dict[str, object]:
+    """Masks in which query rows 1 and 4 have no finite score."""
+    keep = torch.rand(n_q, n_k, generator=torch.Generator().manual_seed(1)) > 0.3
+    keep[:, 0] = True
+    keep[[1, 4]] = False
+    bias = torch.zeros(n_q, n_k, dtype=dtype)
+    bias[[1, 4]] = float("-inf")
+    if kind == "bool":
+        return {"attn_mask": keep}
+    if kind == "float":
+        return {"attn_mask": bias}
+    if kind == "float+causal":
+        return {"attn_mask": bias, "is_causal": True}
+    # bool + is_causal: rows 1 and 4 may only see keys j > i, which is_causal forbids
+    keep = torch.ones(n_q, n_k, dtype=torch.bool)
+    keep[1, :2] = False
+    keep[4, :5] = False
+    return {"attn_mask": keep, "is_causal": True}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("kind", ["bool", "float", "float+causal", "bool+causal"])
+@pytest.mark.parametrize("grad", [False, True])
+def test_fully_masked_rows_give_zero_output_and_zero_grads(dtype: torch.dtype, kind: str, grad: bool) -> None:
+    """The contract of 05-implementation.md#fully-masked-rows, on both paths and in every dtype."""
+    torch.manual_seed(0)
+    n_q, n_k = 7, 9
+    q, k, v = (torch.randn(2, n, 4, dtype=dtype, requires_grad=grad) for n in (n_q, n_k, n_k))
+    kw = _fully_masked(kind, n_q, n_k, dtype)
+    if grad and kw["attn_mask"].is_floating_point():  # type: ignore[union-attr]
+        kw["attn_mask"] = kw["attn_mask"].clone().requires_grad_(True)  # type: ignore[union-attr]
+    out = chunked_attention(q, k, v, block_q=3, block_k=2, **kw)  # type: ignore[arg-type]
+    assert out.dtype == dtype
+    assert out.isfinite().all()
+    assert torch.equal(out[:, [1, 4]], torch.zeros(2, 2, 4, dtype=dtype))
+    if grad:
+        leaves = [q, k, v] + ([kw["attn_mask"]] if kw["attn_mask"].requires_grad else [])  # type: ignore[union-attr]
+        grads = torch.autograd.grad(out, leaves, torch.randn_like(out))
+        assert all(t.isfinite().all() for t in grads)
+        assert torch.equal(grads[0][:, [1, 4]], torch.zeros(2, 2, 4, dtype=dtype))
+        if len(grads) == 4:
+            assert torch.equal(grads[3][[1, 4]], torch.zeros(2, n_k, dtype=dtype))
+
+
+def test_flags_and_block_sizes_are_type_checked() -> None:
+    x = torch.randn(2, 5, 8)
+    with pytest.raises(TypeError, match=r"chunked_attention: is_causal must be a bool, got Tensor"):
+        chunked_attention(x, x, x, is_causal=torch.tensor(True))  # type: ignore[arg-type]
+    for bad in (True, 2.0):
+        with pytest.raises(TypeError, match=r"chunked_attention: block_q must be an int"):
+            chunked_attention(x, x, x, block_q=bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"keys_only_attention: block_k must be an int"):
+            keys_only_attention(x, x, x, block_k=bad)  # type: ignore[arg-type]

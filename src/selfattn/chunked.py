@@ -3,13 +3,20 @@
 # Edit the chapter(s) above and run `make tangle`; CI fails if this file drifts.
 
 
-# --- docs/08-long-sequences.md § 8.4.3 教学版：只对键分块 ---
+# --- docs/08-long-sequences.md § 8.3.3 教学版：只对键分块 ---
 """Exact attention for long sequences: tiles plus an online softmax, O(n) extra memory.
 
-The result equals ``selfattn.functional.scaled_dot_product_attention`` (same mask
-convention: a bool mask is True where a query **may attend**; a float mask is added
-to the scores; a fully masked query row gives 0), but the ``(n_q, n_k)`` score matrix
-is never stored: only one tile of it exists at a time.
+Both functions return the output of ``selfattn.functional.scaled_dot_product_attention``
+but never store the ``(n_q, n_k)`` scores: one tile of them exists at a time.
+
+Shared arguments: q, k, v have shapes ``(..., n_q, d_k)``, ``(..., n_k, d_k)`` and
+``(..., n_k, d_v)`` (batch dims broadcast); ``scale`` multiplies ``q @ kᵀ`` (default
+``1 / sqrt(d_k)``); ``block_q`` / ``block_k`` are the queries / keys per tile.
+
+The mask convention is chapter 5's: a bool mask is True where a query may attend, a
+float mask is added to the scores, ``is_causal`` keeps keys ``j <= i`` (top-left). A
+query row with no finite score (or no key at all) gives a zero output, and zero,
+finite gradients.
 """
 
 from __future__ import annotations
@@ -19,73 +26,54 @@ import math
 import torch
 from torch import Tensor
 
-from selfattn.validation import check_qkv
+from selfattn.validation import check_positive_int, check_qkv
 
 
-def keys_only_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = None, block_k: int = 512) -> Tensor:
-    """Teaching version: exact attention, one key block at a time, with an online softmax.
+def keys_only_attention(
+    q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = None, block_k: int = 512
+) -> Tensor:
+    """Teaching version: softmax(q kᵀ · scale) v, one key block at a time, no mask.
 
-    No mask, and written out of place so that autograd can differentiate through it
-    (autograd then stores every block of weights: see section 8.4).
-
-    Args:
-        q: Queries.
-        k: Keys.
-        v: Values.
-        scale: Factor applied to ``q @ kᵀ``; defaults to ``1 / sqrt(d_k)``.
-        block_k: Number of keys per block.
-
-    Returns:
-        The attention output, equal to ``softmax(q kᵀ · scale) v``.
+    Out of place, so autograd can differentiate it (storing every block: 8.3.6).
 
     Shape:
-        - q: ``(..., n_q, d_k)``
-        - k: ``(..., n_k, d_k)``
-        - v: ``(..., n_k, d_v)``
-        - output: ``(..., n_q, d_v)``
+        q ``(..., n_q, d_k)``, k ``(..., n_k, d_k)``, v ``(..., n_k, d_v)``
+        -> ``(..., n_q, d_v)``
     """
     check_qkv("keys_only_attention", q, k, v)
-    if not isinstance(block_k, int) or isinstance(block_k, bool) or block_k <= 0:
-        raise ValueError(f"keys_only_attention: block_k must be a positive int, got {block_k!r}")
+    check_positive_int("keys_only_attention", "block_k", block_k)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)  # (..., n_q, 1) 运行最大值
-    l = torch.zeros_like(m)  # (..., n_q, 1) 运行和
-    acc = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)  # (..., n_q, d_v) 未归一化的输出
+    m = q.new_full((*q.shape[:-1], 1), float("-inf"))  # (..., n_q, 1) 运行最大值
+    l = torch.zeros_like(m)  # 运行和
+    acc = q.new_zeros(*q.shape[:-1], v.shape[-1])  # (..., n_q, d_v) 未归一化的输出
     for j in range(0, k.shape[-2], block_k):
-        s = (q @ k[..., j : j + block_k, :].transpose(-2, -1)) * scale  # (..., n_q, b) 一块得分
-        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))  # (..., n_q, 1)
-        p = torch.exp(s - m_new)  # (..., n_q, b)
-        alpha = torch.exp(m - m_new)  # (..., n_q, 1) 旧结果的缩放因子
-        l = alpha * l + p.sum(dim=-1, keepdim=True)  # (..., n_q, 1)
-        acc = alpha * acc + p @ v[..., j : j + block_k, :]  # (..., n_q, d_v)
+        s = q @ k[..., j : j + block_k, :].transpose(-2, -1) * scale  # (..., n_q, b)
+        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+        p = torch.exp(s - m_new)
+        alpha = torch.exp(m - m_new)  # 旧结果的缩放因子
+        l = alpha * l + p.sum(dim=-1, keepdim=True)
+        acc = alpha * acc + p @ v[..., j : j + block_k, :]
         m = m_new
-    return acc / l  # (..., n_q, d_v)
+    return acc / l.masked_fill(l == 0, 1.0)  # l = 0 只在 n_k = 0 时出现：输出 0
 
 
-# --- docs/08-long-sequences.md § 8.4.4 快速版：查询与键两层分块，原地更新 ---
+# --- docs/08-long-sequences.md § 8.3.4 快速版：查询与键两层分块，原地更新 ---
 import torch
 from torch import Tensor
 
 
-def _matmul(a: Tensor, b: Tensor, buf: Tensor | None) -> Tensor:
-    """``a @ b``, written into ``buf`` when the shapes match, else into a new tensor."""
-    if buf is not None and buf.shape == (*a.shape[:-1], b.shape[-1]):
-        return torch.matmul(a, b, out=buf)  # 复用同一块内存：不为每一块重新分配
-    return a @ b
-
-
 def _tile_scores(
-    qi: Tensor, kj: Tensor, mask: Tensor | None, is_causal: bool, i0: int, j0: int, buf: Tensor | None = None
+    qi: Tensor, kj: Tensor, mask: Tensor | None, is_causal: bool, i0: int, j0: int
 ) -> Tensor:
-    """Scaled scores of one tile, masked with -inf. ``qi`` is already multiplied by the scale."""
-    s = _matmul(qi, kj.transpose(-2, -1), buf)  # (..., bq, bk)
+    """Scores of one tile, masked with -inf. ``qi`` already carries the scale."""
+    s = qi @ kj.transpose(-2, -1)  # (..., bq, bk)
     bq, bk = s.shape[-2], s.shape[-1]
     if is_causal and j0 + bk - 1 > i0:  # 这一块跨过了对角线：掩蔽 j > i 的位置
         rows = torch.arange(i0, i0 + bq, device=s.device)[:, None]  # (bq, 1)
         cols = torch.arange(j0, j0 + bk, device=s.device)[None, :]  # (1, bk)
         s.masked_fill_(cols > rows, float("-inf"))
     if mask is not None:
-        mt = mask[..., i0 : i0 + bq, j0 : j0 + bk]  # (..., bq, bk)，视图，不复制
+        mt = mask[..., i0 : i0 + bq, j0 : j0 + bk]  # 视图，不复制
         if mt.dtype == torch.bool:
             s.masked_fill_(~mt, float("-inf"))
         else:
@@ -100,43 +88,45 @@ def _key_blocks(n_k: int, block_k: int, is_causal: bool, i1: int) -> range:
 
 
 def _chunked_forward(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool, scale: float, block_q: int, block_k: int
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None,
+    is_causal: bool, scale: float, block_q: int, block_k: int,
 ) -> tuple[Tensor, Tensor]:
-    """Tiled forward pass. Returns the output and the log-sum-exp of each query row."""
+    """Tiled forward pass: the output and the log-sum-exp of each query row."""
     n_q, n_k = q.shape[-2], k.shape[-2]
-    out = torch.empty(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)  # (..., n_q, d_v)
-    lse = torch.empty(q.shape[:-1], dtype=q.dtype, device=q.device)  # (..., n_q)
-    buf = q.new_empty(*q.shape[:-2], min(block_q, n_q), min(block_k, n_k))  # (..., bq, bk)：所有块共用
+    out = q.new_empty(*q.shape[:-1], v.shape[-1])  # (..., n_q, d_v)
+    lse = q.new_empty(q.shape[:-1])  # (..., n_q)
     for i0 in range(0, n_q, block_q):
         qi = q[..., i0 : i0 + block_q, :] * scale  # (..., bq, d_k)
         bq = qi.shape[-2]
-        m = torch.full((*qi.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)  # (..., bq, 1)
-        l = torch.zeros_like(m)  # (..., bq, 1)
-        acc = torch.zeros(*qi.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)  # (..., bq, d_v)
+        m = qi.new_full((*qi.shape[:-1], 1), float("-inf"))  # (..., bq, 1)
+        l = torch.zeros_like(m)
+        acc = qi.new_zeros(*qi.shape[:-1], v.shape[-1])  # (..., bq, d_v)
         for j0 in _key_blocks(n_k, block_k, is_causal, i0 + bq):
-            s = _tile_scores(qi, k[..., j0 : j0 + block_k, :], mask, is_causal, i0, j0, buf)  # (..., bq, bk)
+            kj = k[..., j0 : j0 + block_k, :]
+            s = _tile_scores(qi, kj, mask, is_causal, i0, j0)  # (..., bq, bk)
             m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))  # (..., bq, 1)
-            shift = m_new  # 减去的数；一行至今全被掩蔽时 m_new = -inf，改减 0，避免 -inf - (-inf) = NaN
+            shift = m_new  # 行至今全被掩蔽时 m_new = -inf：改减 0，免得 -inf - (-inf)
             if mask is not None:
-                shift = m_new.masked_fill(m_new == float("-inf"), 0.0)  # (..., bq, 1)
-            p = s.sub_(shift).exp_()  # (..., bq, bk)，原地：不再分配一块
-            alpha = m.sub_(shift).exp_()  # (..., bq, 1)：旧的 l 与 acc 要乘的因子
-            l.mul_(alpha).add_(p.sum(dim=-1, keepdim=True))  # (..., bq, 1)
-            acc.mul_(alpha).add_(p @ v[..., j0 : j0 + block_k, :])  # (..., bq, d_v)
+                shift = m_new.masked_fill(m_new == float("-inf"), 0.0)
+            p = s.sub_(shift).exp_()  # 原地：不再分配一块
+            alpha = m.sub_(shift).exp_()  # 旧的 l 与 acc 要乘的因子
+            l.mul_(alpha).add_(p.sum(dim=-1, keepdim=True))
+            acc.mul_(alpha).add_(p @ v[..., j0 : j0 + block_k, :])
             m = m_new
         empty = l == 0  # (..., bq, 1)：整行都被掩蔽
         out[..., i0 : i0 + bq, :] = acc / l.masked_fill(empty, 1.0)  # 这样的行输出 0
-        lse[..., i0 : i0 + bq] = (m + l.log()).masked_fill(empty, float("inf")).squeeze(-1)  # exp(s - inf) = 0
+        lse_i = (m + l.log()).masked_fill(empty, float("inf"))  # exp(s - inf) = 0
+        lse[..., i0 : i0 + bq] = lse_i.squeeze(-1)
     return out, lse
 
 
-# --- docs/08-long-sequences.md § 8.4.5 训练：反向传播时重算每一块 ---
+# --- docs/08-long-sequences.md § 8.3.5 训练：反向传播时重算每一块 ---
 import math
 
 import torch
 from torch import Tensor
 
-from selfattn.validation import check_mask, check_qkv
+from selfattn.validation import check_bool, check_mask, check_positive_int, check_qkv
 
 
 def _chunked_backward(
@@ -151,33 +141,35 @@ def _chunked_backward(
     scale: float,
     block_q: int,
     block_k: int,
-) -> tuple[Tensor, Tensor, Tensor]:
-    """FlashAttention-2 style backward: recompute every tile of P from q, k and the saved lse."""
+    mask_grad: bool,
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+    """Recompute each tile of P from q, k and the saved lse: dq, dk, dv, d_mask."""
     n_q, n_k = q.shape[-2], k.shape[-2]
-    dq = q.new_zeros(q.shape)  # (..., n_q, d_k)
-    dk = k.new_zeros(k.shape)  # (..., n_k, d_k)
-    dv = v.new_zeros(v.shape)  # (..., n_k, d_v)
-    big_d = (d_out * out).sum(dim=-1, keepdim=True)  # (..., n_q, 1)：D_i = Σ_c dO_ic · O_ic
-    p_buf = q.new_empty(*q.shape[:-2], min(block_q, n_q), min(block_k, n_k))  # (..., bq, bk)：P 的一块
-    dp_buf = torch.empty_like(p_buf)  # (..., bq, bk)：dP 的一块
+    dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    d_mask = q.new_zeros(*q.shape[:-1], n_k) if mask_grad else None  # (..., n_q, n_k)
+    big_d = (d_out * out).sum(dim=-1, keepdim=True)  # (..., n_q, 1)：D = rowsum(dO∘O)
     for i0 in range(0, n_q, block_q):
         qi = q[..., i0 : i0 + block_q, :] * scale  # (..., bq, d_k)
         bq = qi.shape[-2]
         doi = d_out[..., i0 : i0 + bq, :]  # (..., bq, d_v)
         lse_i = lse[..., i0 : i0 + bq, None]  # (..., bq, 1)
         for j0 in _key_blocks(n_k, block_k, is_causal, i0 + bq):
-            kj, vj = k[..., j0 : j0 + block_k, :], v[..., j0 : j0 + block_k, :]  # (..., bk, d_k), (..., bk, d_v)
-            p = _tile_scores(qi, kj, mask, is_causal, i0, j0, p_buf).sub_(lse_i).exp_()  # (..., bq, bk)：重算 P
-            dv[..., j0 : j0 + block_k, :] += p.transpose(-2, -1) @ doi  # (..., bk, d_v)
-            dp = _matmul(doi, vj.transpose(-2, -1), dp_buf)  # (..., bq, bk)
-            ds = dp.sub_(big_d[..., i0 : i0 + bq, :]).mul_(p)  # (..., bq, bk)：dS = P ∘ (dP - D)
+            j1 = j0 + block_k
+            kj, vj = k[..., j0:j1, :], v[..., j0:j1, :]
+            s = _tile_scores(qi, kj, mask, is_causal, i0, j0)  # (..., bq, bk)
+            p = s.sub_(lse_i).exp_()  # 重算 P
+            dv[..., j0:j1, :] += p.transpose(-2, -1) @ doi  # (..., bk, d_v)
+            dp = doi @ vj.transpose(-2, -1)  # (..., bq, bk)
+            ds = dp.sub_(big_d[..., i0 : i0 + bq, :]).mul_(p)  # dS = P ∘ (dP - D)
+            if d_mask is not None:
+                d_mask[..., i0 : i0 + bq, j0:j1] = ds  # 浮点掩码的梯度就是 dS
             dq[..., i0 : i0 + bq, :] += (ds @ kj) * scale  # (..., bq, d_k)
-            dk[..., j0 : j0 + block_k, :] += (ds.transpose(-2, -1) @ qi)  # (..., bk, d_k)；qi 已含 scale
-    return dq, dk, dv
+            dk[..., j0:j1, :] += ds.transpose(-2, -1) @ qi  # qi 已含 scale
+    return dq, dk, dv, d_mask
 
 
 class ChunkedAttentionFunction(torch.autograd.Function):
-    """Tiled attention whose backward recomputes each tile: it saves only q, k, v, out and lse.
+    """Tiled attention whose backward recomputes each tile from q, k, v, out and lse.
 
     Call it through :func:`chunked_attention`, which checks and broadcasts the inputs.
     """
@@ -195,8 +187,7 @@ class ChunkedAttentionFunction(torch.autograd.Function):
         block_k: int,
     ) -> Tensor:
         out, lse = _chunked_forward(q, k, v, mask, is_causal, scale, block_q, block_k)
-        ctx.save_for_backward(q, k, v, out, lse)
-        ctx.mask = mask  # type: ignore[attr-defined]
+        ctx.save_for_backward(q, k, v, out, lse, mask)  # type: ignore[arg-type]
         ctx.args = (is_causal, scale, block_q, block_k)  # type: ignore[attr-defined]
         return out
 
@@ -205,12 +196,12 @@ class ChunkedAttentionFunction(torch.autograd.Function):
     def backward(
         ctx: torch.autograd.function.FunctionCtx, d_out: Tensor
     ) -> tuple[Tensor | None, ...]:
-        q, k, v, out, lse = ctx.saved_tensors  # type: ignore[attr-defined]
+        q, k, v, out, lse, mask = ctx.saved_tensors  # type: ignore[attr-defined]
         is_causal, scale, block_q, block_k = ctx.args  # type: ignore[attr-defined]
-        dq, dk, dv = _chunked_backward(
-            q, k, v, out, lse, d_out.contiguous(), ctx.mask, is_causal, scale, block_q, block_k  # type: ignore[attr-defined]
-        )
-        return dq, dk, dv, None, None, None, None, None
+        mask_grad = ctx.needs_input_grad[3]  # type: ignore[attr-defined]
+        grads = _chunked_backward(q, k, v, out, lse, d_out.contiguous(), mask,
+                                  is_causal, scale, block_q, block_k, mask_grad)
+        return (*grads, None, None, None, None)
 
 
 def chunked_attention(
@@ -224,61 +215,42 @@ def chunked_attention(
     block_q: int = 256,
     block_k: int = 512,
 ) -> Tensor:
-    """Exact scaled dot-product attention in tiles, with O(n) extra memory.
+    """Exact softmax(q kᵀ · scale + mask) v in tiles, with O(n) extra memory.
 
-    Equal to ``selfattn.functional.scaled_dot_product_attention(...)[0]`` but it never
-    stores the ``(n_q, n_k)`` scores: queries go in blocks of ``block_q`` rows, keys in
-    blocks of ``block_k``, and an online softmax merges the key blocks. When a gradient
-    is needed, a custom backward recomputes each tile from the saved log-sum-exp.
-
-    Args:
-        q: Queries.
-        k: Keys.
-        v: Values.
-        attn_mask: Optional mask broadcastable to ``(..., n_q, n_k)``. Boolean: True where
-            a query may attend to a key. Float: added to the scores (it gets no gradient).
-        is_causal: If True, query ``i`` only attends to keys ``j <= i`` (top-left aligned).
-            Combined with ``attn_mask`` by logical AND.
-        scale: Factor applied to ``q @ kᵀ``; defaults to ``1 / sqrt(d_k)``.
-        block_q: Queries per tile.
-        block_k: Keys per tile.
-
-    Returns:
-        The attention output. A query row whose keys are all masked gets 0, with no NaN
-        in the output or the gradients.
+    When q, k, v or a float ``attn_mask`` need a gradient, a custom backward
+    recomputes each tile. Half-precision inputs are accumulated in float32.
 
     Shape:
-        - q: ``(..., n_q, d_k)``
-        - k: ``(..., n_k, d_k)``
-        - v: ``(..., n_k, d_v)``
-        - attn_mask: broadcastable to ``(..., n_q, n_k)``
-        - output: ``(..., n_q, d_v)``
+        q ``(..., n_q, d_k)``, k ``(..., n_k, d_k)``, v ``(..., n_k, d_v)``,
+        attn_mask broadcastable to ``(..., n_q, n_k)`` -> ``(..., n_q, d_v)``
 
     Raises:
-        TypeError: a non-tensor, a non-float q/k/v, mixed dtypes, or a mask that is
-            neither bool nor q's float dtype.
-        ValueError: a rank below 2, mismatched d_k or n_k, batch dims or a mask that
-            do not broadcast, or a block size that is not a positive int.
+        TypeError: wrong types or dtypes (of q, k, v, the mask, a flag or a size).
+        ValueError: shapes that do not match or broadcast, a block size <= 0.
     """
     fn = "chunked_attention"
     batch = check_qkv(fn, q, k, v)
-    for name, b in (("block_q", block_q), ("block_k", block_k)):
-        if not isinstance(b, int) or isinstance(b, bool) or b <= 0:
-            raise ValueError(f"{fn}: {name} must be a positive int, got {b!r}")
+    check_bool(fn, "is_causal", is_causal)
+    check_positive_int(fn, "block_q", block_q)
+    check_positive_int(fn, "block_k", block_k)
     n_q, n_k, d_k, d_v = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
-    if attn_mask is not None:
-        check_mask(fn, "attn_mask", attn_mask, (*batch, n_q, n_k), q.dtype)
-        attn_mask = attn_mask.expand(*batch, n_q, n_k)  # 视图（stride 0），不复制
+    mask = attn_mask
+    if mask is not None:
+        check_mask(fn, "attn_mask", mask, (*batch, n_q, n_k), q.dtype)
+        mask = mask.expand(*batch, n_q, n_k)  # 视图（stride 0），不复制
     scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
     dtype = q.dtype
     if dtype in (torch.float16, torch.bfloat16):  # 半精度：在 float32 中累加
         q, k, v = q.float(), k.float(), v.float()
-        attn_mask = attn_mask.float() if attn_mask is not None and attn_mask.is_floating_point() else attn_mask
-    q = q.expand(*batch, n_q, d_k)  # (..., n_q, d_k)；autograd 会把梯度加回原形状
-    k = k.expand(*batch, n_k, d_k)  # (..., n_k, d_k)
-    v = v.expand(*batch, n_k, d_v)  # (..., n_k, d_v)
-    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
-        out = ChunkedAttentionFunction.apply(q, k, v, attn_mask, is_causal, scale, block_q, block_k)  # type: ignore[no-untyped-call]
+        if mask is not None and mask.is_floating_point():
+            mask = mask.float()
+    q = q.expand(*batch, n_q, d_k)  # 梯度由 autograd 加回原形状
+    k = k.expand(*batch, n_k, d_k)
+    v = v.expand(*batch, n_k, d_v)
+    args = (q, k, v, mask, is_causal, scale, block_q, block_k)
+    grad = any(t is not None and t.requires_grad for t in (q, k, v, mask))
+    if torch.is_grad_enabled() and grad:
+        out = ChunkedAttentionFunction.apply(*args)  # type: ignore[no-untyped-call]
     else:
-        out, _ = _chunked_forward(q, k, v, attn_mask, is_causal, scale, block_q, block_k)
+        out, _ = _chunked_forward(*args)
     return out.to(dtype)  # type: ignore[no-any-return]
