@@ -85,12 +85,15 @@ def scaled_dot_product_attention(
     if allowed is not None:
         scores = scores.masked_fill(~allowed, float("-inf"))  # 被掩蔽：e^{-inf} = 0
     # 没有一个有限得分的行（布尔掩码、浮点 -inf 或两者造成）：权重 0，输出 0
-    empty = (scores == float("-inf")).all(dim=-1, keepdim=True)  # (..., n_q, 1)
-    scores = scores.masked_fill(empty, 0.0)  # 避免 softmax(全 -inf) = NaN
+    empty = scores.amax(dim=-1, keepdim=True) == float("-inf")  # (..., n_q, 1)
+    has_empty = bool(empty.any())  # 只有掩码会造成这种行；没有时不多占一份内存
+    if has_empty:
+        scores = scores.masked_fill(empty, 0.0)  # 避免 softmax(全 -inf) = NaN
     # 半精度下在 float32 中做 softmax，避免溢出与精度损失
     soft_dtype = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
     weights = F.softmax(scores, dim=-1, dtype=soft_dtype).to(q.dtype)  # (..., n_q, n_k)
-    weights = weights.masked_fill(empty, 0.0)
+    if has_empty:
+        weights = weights.masked_fill(empty, 0.0)
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     out = weights @ v  # (..., n_q, d_v)
