@@ -11,7 +11,6 @@ torch, Jupyter and matplotlib through a folder of links to this environment's pa
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sysconfig
