@@ -18,6 +18,8 @@ import sysconfig
 import venv
 from pathlib import Path
 
+from tools.release import build_wheel, package_version
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -74,7 +76,7 @@ def test_wheel_installs_and_imports_outside_the_repo(tmp_path: Path) -> None:
     assert not location.is_relative_to(ROOT), f"imported from the repository: {location}"
     expected = _expected_names()
     assert names == expected, f"__all__ of the installed package {names} != {expected}"
-    assert version == "0.1.0"
+    assert version == package_version(ROOT)
 
     # 5. Every public name resolves, and py.typed ships with the package.
     check = "import selfattn; missing = [n for n in selfattn.__all__ if not hasattr(selfattn, n)]; print(missing)"
@@ -88,3 +90,23 @@ def test_expected_names_cover_the_book_api() -> None:
                  "causal_mask", "padding_mask", "to_mha_mask", "combine_masks", "from_mha_masks"):
         assert name in names, f"{name} missing from __all__"
     assert len(names) == len(set(names)), "duplicate names in __all__"
+
+
+def test_the_wheel_holds_the_package_and_nothing_else(tmp_path: Path) -> None:
+    """The wheel the site offers (tools.release.build_wheel): metadata, every module, py.typed; no tests or docs."""
+    import zipfile
+
+    wheel = build_wheel(ROOT, cache=tmp_path)
+    version = package_version(ROOT)
+    assert wheel.name == f"selfattn-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        meta = z.read(f"selfattn-{version}.dist-info/METADATA").decode()
+    modules = {f"selfattn/{p.name}" for p in (ROOT / "src" / "selfattn").glob("*.py")}
+    package = {n for n in names if not n.startswith(f"selfattn-{version}.dist-info/")}
+    assert package == modules | {"selfattn/py.typed"}, sorted(package ^ (modules | {"selfattn/py.typed"}))
+    assert not [n for n in names if n.startswith(("tests/", "docs/", "tools/", "benchmarks/"))]
+    assert "Name: selfattn\n" in meta and f"Version: {version}\n" in meta
+    assert "Requires-Dist: torch>=2.2" in meta and "Requires-Python: >=3.10" in meta
+    assert "License-Expression: MIT" in meta or "License: MIT" in meta
+    assert build_wheel(ROOT, cache=tmp_path) == wheel, "same sources: the cached wheel is reused"

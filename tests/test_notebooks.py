@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 from tools.mkdocs_hooks import LAB, NOTEBOOK_DIR, chapter_pages, lab_notebook, notebook_name
+from tools.release import package_version, setup_cell
 from tools.tangle import load_config, nav_entries, parse_fences
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +44,9 @@ def test_every_lab_has_its_notebook(site_dir: Path, lab: str) -> None:
     nbformat.validate(nb)
     source = (ROOT / "docs" / lab).read_text(encoding="utf-8")
     code_markers = [line for line in source.splitlines() if line.startswith("# %%") and "[markdown]" not in line]
-    assert len([c for c in nb.cells if c.cell_type == "code"]) == len(code_markers), lab
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    assert code[0] == setup_cell(package_version(ROOT)), f"{lab}: the setup cell must come first"
+    assert len(code) == 1 + len(code_markers), lab
     page = (site_dir / lab_notebook(lab)).parent / "index.html"
     assert path.name in page.read_text(encoding="utf-8"), f"{page} does not link to {path.name}"
 
@@ -61,6 +64,8 @@ def test_every_chapter_has_its_notebook(site_dir: Path, page: str) -> None:
     nbformat.validate(nb)
     assert nb.metadata.kernelspec.name == "python3"
     code = [c.source for c in nb.cells if c.cell_type == "code"]
+    assert code[0] == setup_cell(package_version(ROOT)), f"{page}: the setup cell must come first"
+    code = code[1:]
     fences = python_fences(page)
     assert len(code) == len(fences), f"{page}: {len(code)} code cells for {len(fences)} ```python blocks"
     assert code == fences, f"{page}: the code cells differ from the chapter's blocks"
@@ -84,6 +89,9 @@ def test_the_chapter_notebook_runs(site_dir: Path, page: str, monkeypatch: pytes
     client = NotebookClient(nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(ROOT)}})
     client.execute()  # raises CellExecutionError, naming the cell, on the first failure
     ran = [c for c in nb.cells if c.cell_type == "code" and "raises-exception" not in c.metadata.get("tags", [])]
+    assert ran[0].source == setup_cell(package_version(ROOT)) and ran[0].outputs == [], (
+        "inside the repository the setup cell installs nothing and prints nothing"
+    )
     assert not [o for c in ran for o in c.outputs if o.output_type == "error"]
     if page == EXECUTED:
         assert any(o.output_type == "stream" for c in ran for o in c.outputs), "chapter 5 prints shapes"

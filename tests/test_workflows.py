@@ -28,7 +28,7 @@ def _need(*tools: str) -> None:
 
 def test_the_workflows_exist() -> None:
     names = {p.name for p in WORKFLOWS}
-    assert {"ci.yml", "pages.yml"} <= names, names
+    assert {"ci.yml", "pages.yml", "release.yml"} <= names, names
 
 
 def test_the_ci_workflow_runs_the_readme_test_command() -> None:
@@ -45,3 +45,30 @@ def test_actionlint_finds_no_problem() -> None:
     )
     assert run.returncode == 0, f"actionlint failed:\n{run.stdout}\n{run.stderr}"
     assert f"{len(WORKFLOWS)} file(s), 0 problem(s)" in run.stdout, run.stdout
+
+
+def test_the_release_workflow_builds_tests_the_wheel_and_publishes_with_oidc() -> None:
+    import yaml
+
+    text = (ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8")
+    wf = yaml.safe_load(text)
+    assert wf[True]["push"]["tags"] == ["v*"], wf[True]  # YAML reads the key `on` as True
+    build, publish = wf["jobs"]["build"], wf["jobs"]["publish"]
+    steps = "\n".join(str(s.get("run", "")) + str(s.get("uses", "")) for s in build["steps"])
+    assert "python -m build" in steps and "twine check" in steps
+    assert "dist/*.whl" in steps and "site-packages" in steps, "the tests must run against the installed wheel"
+    assert publish["needs"] == "build" and publish["permissions"] == {"id-token": "write"}
+    assert any("pypa/gh-action-pypi-publish" in str(s.get("uses", "")) for s in publish["steps"])
+    assert "password" not in text and "PYPI_TOKEN" not in text.upper(), "trusted publishing: no token"
+
+
+def test_ci_runs_the_package_tests_on_the_torch_floor() -> None:
+    import tomllib
+
+    import yaml
+
+    floor = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    assert floor == ["torch>=2.2"], floor
+    job = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8"))["jobs"]["floor"]
+    runs = "\n".join(str(s.get("run", "")) for s in job["steps"])
+    assert '"torch==2.2.*"' in runs and "tests/test_package.py" in runs

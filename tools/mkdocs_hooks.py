@@ -10,7 +10,12 @@
   address of its notebook, so ``overrides/main.html`` offers the download link.
 * ``on_post_build`` writes one Jupyter notebook per chapter into the built site
   (``site/notebooks/NN-name.ipynb``): never into ``docs/``, so ``mkdocs serve``
-  does not reload in a loop.
+  does not reload in a loop. Every notebook opens with the setup cell of
+  ``tools/release.py``, pinned to the package's version.
+* ``on_config`` shows that version in the footer; ``on_files`` adds the package's
+  wheel (``site/dist/selfattn-VERSION-py3-none-any.whl``, built once per source
+  hash under ``.cache/``) and ``on_page_markdown`` replaces ``{{ selfattn_version }}``
+  in the pages, so the preface can link to the wheel.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so that `tools` imports under `mkdocs`
+from tools.release import build_wheel, package_version, setup_cell
 from tools.tangle import MARKER, TangleError, book_pages, load_config, nav_entries, parse_fences, tangle, write
 
 log = logging.getLogger("mkdocs.hooks.tangle")
@@ -53,8 +59,27 @@ def titleize(markdown: str) -> str:
     return "".join(lines)
 
 
-def on_page_markdown(markdown: str, **kwargs: Any) -> str:
-    return titleize(markdown)
+VERSION_TAG = "{{ selfattn_version }}"
+
+
+def on_config(config: Any) -> Any:
+    version = package_version(Path(config.config_file_path).parent)
+    config.extra["selfattn_version"] = version
+    config.copyright = f"selfattn {version} · {config.copyright or ''}".rstrip(" ·")
+    return config
+
+
+def on_files(files: Any, config: Any) -> Any:
+    """Offer the package's wheel at ``dist/`` (built from src/, cached by the hash of its sources)."""
+    from mkdocs.structure.files import File
+
+    wheel = build_wheel(Path(config.config_file_path).parent)
+    files.append(File.generated(config, f"dist/{wheel.name}", abs_src_path=str(wheel)))
+    return files
+
+
+def on_page_markdown(markdown: str, config: Any, **kwargs: Any) -> str:
+    return titleize(markdown.replace(VERSION_TAG, config.extra["selfattn_version"]))
 
 
 CHAPTER = re.compile(r"^\d\d-[^/]*\.md$")  # docs/05-implementation.md, not docs/index.md or labs
@@ -63,8 +88,7 @@ NOTEBOOK_DIR = "notebooks"
 TEST_DIRECTIVE = re.compile(r"^\s*<!--\s*pytest[-.][^>]*-->\s*$")  # <!--pytest-codeblocks:...-->, <!--pytest.mark...-->
 NOTEBOOK_INTRO = (
     "> 本笔记本由本书的 `{page}` 自动生成：代码单元就是这一章的 Python 代码块，请按顺序运行。"
-    "后面的章节会 `import selfattn`：请在仓库根目录启动 Jupyter，并把 `src` 加入 `PYTHONPATH`"
-    "（或先 `pip install .`）。"
+    "第一个代码单元准备环境：需要时安装本书配套的 `selfattn` 包，已经装好时什么也不做。"
 )
 
 
@@ -106,7 +130,7 @@ def directives_above(lines: list[str], start: int) -> list[str]:
     return found
 
 
-def chapter_notebook(markdown: str, page: str = "", site_url: str = "") -> Any:
+def chapter_notebook(markdown: str, page: str = "", site_url: str = "", version: str = "") -> Any:
     """A chapter as a Jupyter notebook: each ```` ```python ```` fence is a code cell, the rest Markdown.
 
     Fences are found with the tangler's parser, so fences indented inside admonitions
@@ -116,13 +140,16 @@ def chapter_notebook(markdown: str, page: str = "", site_url: str = "") -> Any:
     says where the code lives in the package. A block the book runs only on a GPU
     (``<!--pytest.mark.cuda-->``) or skips is announced and tagged ``raises-exception``, so that
     "Run all" does not stop there on a CPU. ``page`` names the chapter in an opening note; links
-    to other pages point at ``site_url``.
+    to other pages point at ``site_url``. With ``version``, the setup cell of ``tools/release.py``
+    comes first.
     """
     import jupytext
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
     lines = markdown.splitlines()
     cells = [new_markdown_cell(NOTEBOOK_INTRO.format(page=page))] if page else []
+    if version:
+        cells.append(new_code_cell(setup_cell(version)))
     done = 0
 
     def flush_markdown(upto: int) -> None:
@@ -175,13 +202,20 @@ def on_post_build(config: Any) -> None:
     docs = Path(config.docs_dir)
     out = Path(config.site_dir) / NOTEBOOK_DIR
     out.mkdir(parents=True, exist_ok=True)
+    from nbformat.v4 import new_code_cell
+
+    version = config.extra["selfattn_version"]
     pages = chapter_pages(root)
     for page in pages:
-        nb = chapter_notebook((docs / page).read_text(encoding="utf-8"), f"docs/{page}", config.site_url or "")
+        text = (docs / page).read_text(encoding="utf-8")
+        nb = chapter_notebook(text, f"docs/{page}", config.site_url or "", version)
         jupytext.write(nb, out / notebook_name(page), fmt="ipynb")
     labs = [entry for entry in nav_entries(load_config(root)) if LAB.match(entry)]
     for lab in labs:  # the labs are jupytext percent scripts: convert each to .ipynb beside its page
         target = Path(config.site_dir) / lab_notebook(lab)
         target.parent.mkdir(parents=True, exist_ok=True)
-        jupytext.write(jupytext.read(docs / lab), target, fmt="ipynb")
+        nb = jupytext.read(docs / lab)
+        first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
+        nb.cells.insert(first_code, new_code_cell(setup_cell(version)))
+        jupytext.write(nb, target, fmt="ipynb")
     log.info("notebooks: wrote %d chapter notebooks to %s/ and %d lab notebooks", len(pages), NOTEBOOK_DIR, len(labs))

@@ -9,6 +9,8 @@
 Every module of this package is tangled from a chapter of the book.
 """
 
+import importlib.metadata
+
 from selfattn.checks import CheckError, CheckResult, check_all
 from selfattn.chunked import chunked_attention, keys_only_attention
 from selfattn.functional import scaled_dot_product_attention
@@ -44,4 +46,7 @@ __all__ = [
     "chunked_attention",
     "keys_only_attention",
 ]
-__version__ = "0.1.0"
+try:  # 唯一的版本号写在 pyproject.toml 里，安装时进入包的元数据
+    __version__ = importlib.metadata.version("selfattn")
+except importlib.metadata.PackageNotFoundError:  # 未安装、直接从 src/ 导入
+    __version__ = "0+unknown"

@@ -1,0 +1,94 @@
+"""A reader outside the repository: two notebooks downloaded from the site run top to bottom.
+
+The reader has only the notebooks (chapter 5's and the scaling lab's), in a folder outside the
+repository, and a fresh virtual environment without ``selfattn``. The notebooks' setup cell
+installs the package, here from the wheel the site offers (``$SELFATTN_WHEEL``, as an offline
+reader would; ``PIP_NO_INDEX`` makes sure nothing comes from a registry). The environment sees
+torch, Jupyter and matplotlib through a folder of links to this environment's packages, *minus*
+``selfattn``, so the only ``selfattn`` it can import is the one the setup cell installed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sysconfig
+import venv
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tools.mkdocs_hooks import NOTEBOOK_DIR, lab_notebook
+from tools.release import build_wheel, package_version
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = [f"{NOTEBOOK_DIR}/05-implementation.ipynb", lab_notebook("labs/scaling.py")]
+
+
+def _reader_env(tmp: Path) -> Path:
+    """A venv outside the repository that sees this environment's packages except selfattn."""
+    deps = tmp / "deps"
+    deps.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if "selfattn" in entry.name.lower() or entry.name.endswith(".pth"):
+            continue  # the editable install of this repository, and its path hooks
+        (deps / entry.name).symlink_to(entry)
+    env_dir = tmp / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    Path(purelib, "_reader_deps.pth").write_text(f"{deps}\n", encoding="utf-8")
+    kernel = tmp / "jupyter" / "kernels" / "reader"
+    kernel.mkdir(parents=True)
+    (kernel / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "reader", "language": "python",
+    }), encoding="utf-8")
+    return python
+
+
+def test_downloaded_notebooks_set_themselves_up_outside_the_repo(
+    site_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nbclient import NotebookClient
+
+    assert not tmp_path.resolve().is_relative_to(ROOT)
+    version = package_version(ROOT)
+    site_wheel = site_dir / "dist" / f"selfattn-{version}-py3-none-any.whl"
+    assert site_wheel.exists(), "the site offers the wheel at dist/"
+    wheel = build_wheel(ROOT, cache=tmp_path / "wheel")
+    assert wheel.read_bytes() == site_wheel.read_bytes() or wheel.name == site_wheel.name
+
+    python = _reader_env(tmp_path)
+    reader = tmp_path / "reader"
+    reader.mkdir()
+    monkeypatch.delenv("PYTHONPATH", raising=False)  # the Makefile points it at src/: a reader has no such thing
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    monkeypatch.setenv("SELFATTN_WHEEL", str(site_wheel))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    before = subprocess.run([str(python), "-c", "import selfattn"], cwd=reader, capture_output=True, text=True)
+    assert before.returncode != 0, "the fresh environment must not see selfattn before the setup cell"
+
+    for i, rel in enumerate(NOTEBOOKS):
+        path = reader / Path(rel).name
+        shutil.copy2(site_dir / rel, path)
+        nb = nbformat.read(path, as_version=4)
+        nb.cells.append(nbformat.v4.new_code_cell("import selfattn\nprint(selfattn.__file__, selfattn.__version__)"))
+        NotebookClient(nb, kernel_name="reader", timeout=600, resources={"metadata": {"path": str(reader)}}).execute()
+        setup = next(c for c in nb.cells if c.cell_type == "code")
+        setup_out = "".join(o.get("text", "") for o in setup.outputs if o.output_type == "stream")
+        if i == 0:
+            assert "正在安装本书的配套包" in setup_out, setup_out  # the first notebook installs
+        else:
+            assert setup_out == "", setup_out  # the package is there now: the cell does nothing
+        last = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream").split()
+        assert last[1] == version, last
+        location = Path(last[0]).resolve()
+        assert location.is_relative_to((tmp_path / "venv").resolve()), f"imported from {location}"
+        errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
+        assert not errors, errors

@@ -1,0 +1,129 @@
+"""The package as a reader outside the repository gets it: its version, its wheel, and the
+setup cell that opens every notebook the site offers.
+
+* :func:`package_version` reads the one version, ``[project] version`` in ``pyproject.toml``.
+* :func:`build_wheel` builds ``selfattn-VERSION-py3-none-any.whl`` from a copy of the sources
+  (no network, no build isolation, nothing left behind in the repository), cached under
+  ``.cache/wheel/<hash of the sources>/`` so that ``mkdocs serve`` does not rebuild it on every save.
+* :func:`setup_cell` is the first code cell of every chapter and lab notebook: it does nothing
+  where ``selfattn`` at the book's version imports (or inside the book's repository), and
+  otherwise installs exactly that version with ``%pip``, or the wheel named by ``$SELFATTN_WHEEL``.
+
+Usage::
+
+    python -m tools.release wheel DIR   # build the wheel into DIR and print its path
+    python -m tools.release version     # print the version
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WHEEL_INPUTS = ("pyproject.toml", "README.md", "LICENSE")
+
+
+def package_version(root: Path = ROOT) -> str:
+    """``[project] version`` of ``pyproject.toml``: the package's one version."""
+    with (root / "pyproject.toml").open("rb") as f:
+        return str(tomllib.load(f)["project"]["version"])
+
+
+def wheel_name(version: str) -> str:
+    return f"selfattn-{version}-py3-none-any.whl"
+
+
+def _sources(root: Path) -> list[Path]:
+    files = sorted(p for p in (root / "src" / "selfattn").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return [root / name for name in WHEEL_INPUTS] + files
+
+
+def sources_hash(root: Path = ROOT) -> str:
+    """A hash of everything that goes into the wheel (paths and bytes)."""
+    h = hashlib.sha256()
+    for p in _sources(root):
+        h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def build_wheel(root: Path = ROOT, cache: Path | None = None) -> Path:
+    """Build the wheel (or reuse the cached one for the same sources) and return its path."""
+    cache = (root / ".cache" / "wheel") if cache is None else cache
+    target = cache / sources_hash(root) / wheel_name(package_version(root))
+    if target.exists():
+        return target
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "source"
+        shutil.copytree(root / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        for name in WHEEL_INPUTS:
+            shutil.copy2(root / name, source / name)
+        out = Path(tmp) / "dist"
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
+             "-w", str(out), str(source)],
+            check=True, env=env, capture_output=True, text=True,
+        )
+        built = out / target.name
+        if not built.exists():
+            raise FileNotFoundError(f"pip wheel did not produce {target.name}: {sorted(out.iterdir())}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(built, target)
+    return target
+
+
+SETUP_CELL = '''\
+# 环境准备：本书的代码需要 selfattn=={version}。已能导入这个版本（或在本书仓库中运行）时，
+# 本单元什么也不做；否则用 %pip 安装它（设置 SELFATTN_WHEEL 可改为安装一个 wheel 文件）。
+import os
+import sys
+from pathlib import Path
+
+SELFATTN_VERSION = "{version}"
+repo = next((d for d in [Path.cwd(), *Path.cwd().parents]
+             if (d / "mkdocs.yml").is_file() and (d / "src" / "selfattn").is_dir()), None)
+if repo is not None:
+    sys.path.insert(0, str(repo / "src"))  # 在仓库中：直接使用 src/ 里的代码
+else:
+    try:
+        import selfattn
+        ready = selfattn.__version__ == SELFATTN_VERSION
+    except ImportError:
+        ready = False
+    if not ready:
+        spec = os.environ.get("SELFATTN_WHEEL") or f"selfattn=={{SELFATTN_VERSION}}"
+        print(f"正在安装本书的配套包：{{spec}}")
+        %pip install -q {{spec}}
+'''
+
+
+def setup_cell(version: str) -> str:
+    """The source of the first code cell of every notebook the site offers."""
+    return SETUP_CELL.format(version=version)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["version"]:
+        print(package_version())
+        return 0
+    if args[:1] == ["wheel"] and len(args) == 2:
+        wheel = build_wheel()
+        dest = Path(args[1])
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(wheel, dest / wheel.name)
+        print(dest / wheel.name)
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
