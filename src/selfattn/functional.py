@@ -57,7 +57,7 @@ def scaled_dot_product_attention(
     elif attn_mask is not None:
         scores = scores + attn_mask  # 浮点掩码：加到得分上
     # 没有有限得分的行：先填 0 免得 softmax 得到 NaN，算完再把权重清零
-    empty = scores.amax(dim=-1, keepdim=True) == -math.inf  # (..., n_q, 1)
+    empty = (scores == -math.inf).all(dim=-1, keepdim=True)  # (..., n_q, 1)
     has_empty = bool(empty.any())  # 只有掩码会造成；没有时不多复制一份得分
     if has_empty:
         scores = scores.masked_fill(empty, 0.0)
