@@ -47,6 +47,11 @@ import torch.nn.functional as F
 from torch import Tensor
 from typing_extensions import TypedDict, Unpack
 
+__all__ = ["CHECKS", "AttentionFn", "CheckError", "CheckResult", "Options", "check_all",
+           "check_causal", "check_fully_masked_rows", "check_gradients",
+           "check_mask_respected", "check_matches_reference",
+           "check_padding_invariance", "check_rows_sum_to_one"]
+
 
 class AttentionFn(Protocol):
     """The contract of a checked function (see the module docstring)."""
