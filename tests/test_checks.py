@@ -189,6 +189,12 @@ def test_nothing_inside_fn_crashes_the_report(capsys: pytest.CaptureFixture[str]
                      is_causal: bool = False) -> Tensor:
         return F.scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal).detach()
 
+    def on_meta(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                is_causal: bool = False) -> Tensor:
+        return torch.empty(*q.shape[:-1], v.shape[-1], device="meta")
+
+    results = check_all(on_meta, verbose=False)  # a crash inside a check is a failure too
+    assert not any(r.passed for r in results) and "check raised" in results[0].message
     for fn, words in ((raises_inside, "fn raised RuntimeError: boom"),
                       (wrong_shape, "fn must return out (2, 2, 6, 3)"),
                       (not_a_tensor, "fn must return out or (out, weights), got str")):

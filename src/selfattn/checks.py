@@ -353,6 +353,10 @@ def check_all(
             results.append(check(fn, **options))
         except CheckError as err:
             results.append(err.result)
+        except Exception as err:  # e.g. fn returned tensors on another device
+            name = check.__name__.removeprefix("check_")
+            message = f"{name}: check raised {type(err).__name__}: {err}"
+            results.append(CheckResult(name, False, math.nan, None, message))
     if verbose:
         for r in results:
             detail = "" if r.passed else r.message.split(": ", 1)[1]
