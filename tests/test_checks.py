@@ -18,6 +18,7 @@ from selfattn.checks import (
     check_causal,
     check_fully_masked_rows,
     check_mask_respected,
+    check_matches_reference,
     check_rows_sum_to_one,
 )
 from selfattn.chunked import chunked_attention
@@ -160,6 +161,24 @@ def test_failure_messages_say_what_and_where() -> None:
 def _inputs() -> tuple[Tensor, Tensor, Tensor]:
     g = torch.Generator().manual_seed(0)
     return tuple(torch.randn(2, 2, m, d, generator=g) for m, d in ((6, 4), (8, 4), (8, 3)))  # type: ignore[return-value]
+
+
+def test_detached_weights_are_reported_as_missing_gradients() -> None:
+    results = {r.name: r for r in check_all(naive(detach=True), verbose=False)}
+    assert results["gradients"].message == "gradients: q gets no gradient"
+    assert results["fully_masked_rows"].message == "fully_masked_rows: q gets no gradient"
+
+
+def test_weights_are_compared_with_sdpa_too() -> None:
+    def wrong_weights(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                      is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        out, _ = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+        _, w = naive(scale="none")(q, k, v, mask, is_causal=is_causal)  # type: ignore[misc]
+        return out, w  # a correct output next to weights that are not its own
+
+    assert failed(wrong_weights) == ["matches_reference"]
+    with pytest.raises(CheckError, match=r"matches_reference: weights\[.*differs from SDPA"):
+        check_matches_reference(wrong_weights)
 
 
 def test_fully_masked_rows_must_be_zero_not_just_finite() -> None:
