@@ -169,14 +169,21 @@ def test_detached_weights_are_reported_as_missing_gradients() -> None:
     assert results["fully_masked_rows"].message == "fully_masked_rows: q gets no gradient"
 
 
-def test_weights_are_compared_with_sdpa_too() -> None:
+def test_output_and_weights_are_both_compared_with_sdpa() -> None:
     def wrong_weights(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
                       is_causal: bool = False) -> tuple[Tensor, Tensor]:
         out, _ = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
         _, w = naive(scale="none")(q, k, v, mask, is_causal=is_causal)  # type: ignore[misc]
         return out, w  # a correct output next to weights that are not its own
 
+    def shifted_out(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                    is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        out, w = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+        has_key = (w.sum(dim=-1, keepdim=True) > 0.5).to(out)  # no gradient flows here
+        return out + 0.01 * has_key, w  # right weights and gradients, wrong output
+
     assert failed(wrong_weights) == ["matches_reference"]
+    assert failed(shifted_out) == ["matches_reference"]
     with pytest.raises(CheckError, match=r"matches_reference: weights\[.*differs from SDPA"):
         check_matches_reference(wrong_weights)
 
