@@ -237,6 +237,13 @@ def test_nothing_inside_fn_crashes_the_report(capsys: pytest.CaptureFixture[str]
     assert len(lines) == 7 and all(len(line) <= 88 for line in lines)
 
 
+def test_zero_means_exactly_zero_by_default() -> None:
+    tiny_leak = naive(fill=-20.0)  # masked weights about 1e-9: small, but not 0
+    with pytest.raises(CheckError, match="mask_respected: weights"):
+        check_mask_respected(tiny_leak)
+    assert check_mask_respected(tiny_leak, atol=1e-6).passed
+
+
 def test_atol_is_honoured() -> None:
     leaky = naive(fill=-10.0)  # masked weights about 1e-5 in float32
     with pytest.raises(CheckError, match="mask_respected: weights"):
