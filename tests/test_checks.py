@@ -293,9 +293,10 @@ def test_check_all_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
     ("kwargs", "error", "words"),
     [
         ({"fn": 3}, TypeError, "fn must be callable"),
-        ({"n": 1}, ValueError, "n must be an int >= 2"),
-        ({"n": 2.5}, ValueError, "n must be an int >= 2"),
-        ({"n_k": 0}, ValueError, "n_k must be an int >= 1"),
+        ({"n": 0}, ValueError, "n must be positive"),
+        ({"n": 2.5}, TypeError, "n must be an int"),
+        ({"n": True}, TypeError, "n must be an int"),
+        ({"n_k": 0}, ValueError, "n_k must be positive"),
         ({"dtype": torch.int64}, TypeError, "dtype must be a floating torch.dtype"),
         ({"atol": -1.0}, ValueError, "atol must be >= 0"),
     ],

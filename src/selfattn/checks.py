@@ -15,7 +15,7 @@ weights come from ``fn(q, k, I)`` (with V = I the output is the weights).
 
 Every check takes the same keyword arguments (``Options``):
 
-- ``n``: number of queries, at least 2 (default 6).
+- ``n``: number of queries (default 6).
 - ``n_k``: number of keys; default ``n + 2``, so that a mask built as
   ``(n_q, n_q)`` is caught. Pass ``n_k=n`` for a self-attention module.
 - ``dtype``, ``device``: of the random inputs (default float32 on the CPU).
@@ -46,6 +46,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 from typing_extensions import TypedDict, Unpack
+
+from selfattn.validation import check_positive_int
 
 __all__ = ["CHECKS", "AttentionFn", "CheckError", "CheckResult", "Options", "check_all",
            "check_causal", "check_fully_masked_rows", "check_gradients",
@@ -123,9 +125,8 @@ def make_inputs(
     if not callable(fn):
         raise TypeError(f"checks: fn must be callable, got {type(fn).__name__}")
     n_k = n + 2 if n_k is None else n_k
-    for arg, size, low in (("n", n, 2), ("n_k", n_k, 1)):
-        if not isinstance(size, int) or isinstance(size, bool) or size < low:
-            raise ValueError(f"checks: {arg} must be an int >= {low}, got {size!r}")
+    check_positive_int("checks", "n", n)
+    check_positive_int("checks", "n_k", n_k)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"checks: dtype must be a floating torch.dtype, got {dtype!r}")
     if atol is not None and not atol >= 0:
