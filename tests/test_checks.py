@@ -1,4 +1,4 @@
-"""Unit tests of selfattn.checks: every check passes on selfattn and fails on a broken implementation."""
+"""Unit tests of selfattn.checks: it passes correct implementations and fails broken ones."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from collections.abc import Callable
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from selfattn.checks import (
+    CHECKS,
     CheckError,
     CheckResult,
     check_all,
@@ -19,155 +21,301 @@ from selfattn.checks import (
     check_matches_reference,
     check_rows_sum_to_one,
 )
+from selfattn.chunked import chunked_attention
 from selfattn.functional import scaled_dot_product_attention
+from selfattn.self_attention import SelfAttention
 
-Fn = Callable[..., tuple[Tensor, Tensor]]
-CHECKS = [check_rows_sum_to_one, check_mask_respected, check_matches_reference, check_causal, check_fully_masked_rows]
+NAMES = ["rows_sum_to_one", "mask_respected", "matches_reference", "gradients", "causal",
+         "padding_invariance", "fully_masked_rows"]
 
 
-def naive(
-    *, dim: int = -1, scale: bool = True, triangle: str = "tril", fill: float = float("-inf"), use_mask: bool = True
-) -> Fn:
-    """A hand-written attention with one knob per classic bug."""
+def naive(*, dim: int = -1, scale: str = "sqrt", causal: str = "tril", polarity: bool = True,
+          fill: object = "safe", detach: bool = False, after_softmax: bool = False,
+          output_only: bool = False) -> Callable[..., object]:
+    """A hand-written attention with one knob per classic bug; the defaults are correct."""
 
-    def fn(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, is_causal: bool = False) -> tuple[Tensor, Tensor]:
-        scores = q @ k.transpose(-2, -1)  # (B, n_q, n_k)
-        if scale:
-            scores = scores / math.sqrt(q.shape[-1])
+    def fn(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+           is_causal: bool = False) -> object:
+        n_q, n_k, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
+        scores = q @ k.transpose(-2, -1)
+        scores = scores / {"sqrt": math.sqrt(d_k), "d_k": d_k, "none": 1.0}[scale]
+        allowed = None if mask is None else (mask if polarity else ~mask)
         if is_causal:
-            ones = torch.ones(scores.shape[-2:], dtype=torch.bool, device=q.device)
-            mask = ones.tril() if triangle == "tril" else ones.triu()
-        if mask is not None and use_mask:
-            scores = scores.masked_fill(~mask, fill)
-        weights = scores.softmax(dim=dim)
-        return weights @ v, weights
+            if causal == "square":
+                tri = torch.ones(n_q, n_q, dtype=torch.bool).tril()
+            else:
+                diag = {"tril": 0, "sees_next": 1, "no_diagonal": -1,
+                        "bottom_right": n_k - n_q}[causal]
+                tri = torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=diag)
+            allowed = tri if allowed is None else allowed & tri
+        empty = None
+        if allowed is not None and not after_softmax:
+            if fill == "safe":
+                empty = (~allowed).all(dim=-1, keepdim=True)
+                scores = scores.masked_fill(~allowed, -math.inf).masked_fill(empty, 0.0)
+            elif fill == "nan_to_num":  # additive -inf: NaN gradients flow back to q
+                scores = scores + torch.zeros_like(scores).masked_fill(~allowed, -math.inf)
+            else:
+                scores = scores.masked_fill(~allowed, fill)  # type: ignore[arg-type]
+        w = scores.softmax(dim=dim)
+        if allowed is not None and after_softmax:
+            w = w.masked_fill(~allowed, 0.0)
+        if empty is not None:
+            w = w.masked_fill(empty, 0.0)
+        if fill == "nan_to_num":
+            w = w.nan_to_num(0.0)
+        out = (w.detach() if detach else w) @ v
+        return out if output_only else (out, w)
 
     return fn
 
 
-def safe(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, is_causal: bool = False) -> tuple[Tensor, Tensor]:
-    """selfattn itself, through a plain wrapper (a user's function would look like this)."""
-    return scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+def failed(fn: Callable[..., object], **kw: object) -> list[str]:
+    return [r.name for r in check_all(fn, verbose=False, **kw) if not r.passed]  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+def self_attention_fn() -> Callable[..., tuple[Tensor, Tensor]]:
+    """SelfAttention as a checked function: x = [q, k, v], projections select each part."""
+    d_k, d_v = 4, 3
+    attn = SelfAttention(2 * d_k + d_v, d_k, d_v)
+    eye = torch.eye(2 * d_k + d_v)
+    with torch.no_grad():
+        attn.w_q.weight.copy_(eye[:d_k])
+        attn.w_k.weight.copy_(eye[d_k:2 * d_k])
+        attn.w_v.weight.copy_(eye[2 * d_k:])
+
+    def fn(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+           is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        batch = q.shape[:-2]
+        x = torch.cat([q, k, v], dim=-1).flatten(0, -3)
+        if mask is not None:
+            mask = mask.expand(*batch, -1, -1).flatten(0, -3)
+        out, w = attn.to(q.dtype)(x, mask, is_causal=is_causal)
+        return out.unflatten(0, batch), w.unflatten(0, batch)
+
+    return fn
+
+
+CORRECT = {
+    "torch SDPA": (F.scaled_dot_product_attention, {}),
+    "selfattn.functional": (scaled_dot_product_attention, {}),
+    "chunked_attention": (chunked_attention, {}),
+    "SelfAttention": (self_attention_fn(), {"n_k": 6}),
+    "naive": (naive(), {}),
+    "naive, output only": (naive(output_only=True), {}),
+}
+
+
+@pytest.mark.parametrize("name", list(CORRECT))
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
-def test_every_check_passes_on_selfattn(check: Callable[..., CheckResult], dtype: torch.dtype) -> None:
-    result = check(safe, dtype=dtype)
-    assert isinstance(result, CheckResult)
-    assert result.passed and result.index is None and result.message.endswith(": ok")
+def test_correct_implementations_pass(name: str, dtype: torch.dtype) -> None:
+    fn, kw = CORRECT[name]
+    results = check_all(fn, verbose=False, dtype=dtype, **kw)  # type: ignore[arg-type]
+    assert [r.name for r in results] == NAMES
+    assert all(r.passed and r.index is None and r.message.endswith(": ok") for r in results), \
+        [r.message for r in results if not r.passed]
 
 
-@pytest.mark.parametrize(
-    ("check", "broken", "name", "index_len", "words"),
-    [
-        (check_rows_sum_to_one, naive(dim=-2), "rows_sum_to_one", 2, ".sum() ="),
-        (check_mask_respected, naive(use_mask=False), "mask_respected", 3, "where the mask is False"),
-        (check_matches_reference, naive(scale=False), "matches_reference", 3, "differs from SDPA"),
-        (check_matches_reference, naive(triangle="triu"), "matches_reference", 3, "with is_causal"),
-        (check_causal, naive(triangle="triu"), "causal", 2, "when only tokens after"),
-        (check_causal, naive(dim=-2), "causal", 2, "when only tokens after"),
-        (check_fully_masked_rows, naive(), "fully_masked_rows", 3, "nan"),
-    ],
-)
-def test_each_check_fails_on_a_broken_implementation(
-    check: Callable[..., CheckResult], broken: Fn, name: str, index_len: int, words: str
-) -> None:
-    with pytest.raises(CheckError) as info:
-        check(broken)
-    err = info.value
-    assert isinstance(err, AssertionError)
-    r = err.result
-    assert not r.passed and r.name == name
-    assert r.index is not None and len(r.index) == index_len
-    assert str(err) == r.message and r.message.startswith(f"{name}: ") and words in r.message
-    assert math.isnan(r.max_error) or r.max_error > 1e-3
+BROKEN = {  # each bug, and the checks that must fail on it (and only those)
+    "w.detach() @ v": ({"detach": True}, ["gradients", "fully_masked_rows"]),
+    "softmax over dim -2": ({"dim": -2}, NAMES[:6]),
+    "flipped mask polarity": ({"polarity": False},
+                              ["mask_respected", "matches_reference", "gradients", "causal",
+                               "padding_invariance", "fully_masked_rows"]),
+    "no scale": ({"scale": "none"}, ["matches_reference", "gradients"]),
+    "scale 1/d_k": ({"scale": "d_k"}, ["matches_reference", "gradients"]),
+    "causal sees i+1": ({"causal": "sees_next"},
+                        ["mask_respected", "matches_reference", "gradients", "causal"]),
+    "causal without diagonal": ({"causal": "no_diagonal"},
+                                ["rows_sum_to_one", "matches_reference", "gradients"]),
+    "-1e9 fill": ({"fill": -1e9}, ["fully_masked_rows"]),
+    "mask after softmax": ({"after_softmax": True},
+                           ["rows_sum_to_one", "matches_reference", "gradients", "causal",
+                            "padding_invariance"]),
+    "bottom-right causal": ({"causal": "bottom_right"},
+                            ["mask_respected", "matches_reference", "gradients", "causal"]),
+    "causal ones(n_q, n_q)": ({"causal": "square"}, NAMES[:5]),
+    "finite forward, NaN gradients": ({"fill": "nan_to_num"}, ["fully_masked_rows"]),
+}
 
 
-def test_causal_via_mask() -> None:
-    assert check_causal(safe, via="mask").passed
-    with pytest.raises(CheckError, match="causal: out"):
-        check_causal(naive(use_mask=False), via="mask")  # ignores the mask it is given
+@pytest.mark.parametrize("bug", list(BROKEN))
+def test_each_bug_fails_the_right_checks(bug: str) -> None:
+    kw, names = BROKEN[bug]
+    assert failed(naive(**kw)) == names  # type: ignore[arg-type]
+    assert failed(naive(output_only=True, **kw)) == names  # type: ignore[arg-type]
 
 
-def test_finite_fill_passes_nan_check_but_not_a_small_one() -> None:
-    # -1e9 gives a uniform (finite) row: no NaN; a mask value that is too mild leaks weight.
-    assert check_fully_masked_rows(naive(fill=-1e9)).passed
-    with pytest.raises(CheckError, match="mask_respected"):
-        check_mask_respected(naive(fill=-10.0))
-
-
-def test_error_points_at_the_worst_entry() -> None:
-    with pytest.raises(CheckError) as info:
-        check_rows_sum_to_one(naive(dim=-2))
-    b, i = info.value.result.index  # type: ignore[misc]
-    _, w = naive(dim=-2)(*_inputs())
-    sums = w.sum(dim=-1)
-    assert (sums - 1).abs().argmax().item() == b * sums.shape[1] + i
+def test_failure_messages_say_what_and_where() -> None:
+    results = {r.name: r for r in check_all(naive(dim=-2), verbose=False)}
+    r = results["rows_sum_to_one"]
+    assert r.index is not None and len(r.index) == 3 and r.max_error > 0.5
+    assert r.message.startswith("rows_sum_to_one: weights[") and ".sum() is off by" in r.message
+    _, w = naive(dim=-2)(*_inputs())  # type: ignore[misc]
+    err = (w.sum(dim=-1) - 1).abs()
+    assert tuple(int(i) for i in torch.unravel_index(err.argmax(), err.shape)) == r.index
+    g = results["gradients"]
+    assert g.index is not None and len(g.index) == 4 and g.message.startswith("gradients: dq[")
 
 
 def _inputs() -> tuple[Tensor, Tensor, Tensor]:
     g = torch.Generator().manual_seed(0)
-    return torch.randn(2, 6, 4, generator=g), torch.randn(2, 6, 4, generator=g), torch.randn(2, 6, 3, generator=g)
+    return tuple(torch.randn(2, 2, m, d, generator=g) for m, d in ((6, 4), (8, 4), (8, 3)))  # type: ignore[return-value]
 
 
-def test_check_all_reports_every_check(capsys: pytest.CaptureFixture[str]) -> None:
-    results = check_all(safe)
-    assert [r.passed for r in results] == [True] * 5
-    assert [r.name for r in results] == [
-        "rows_sum_to_one", "mask_respected", "matches_reference", "causal", "fully_masked_rows"
-    ]
+def test_detached_weights_are_reported_as_missing_gradients() -> None:
+    results = {r.name: r for r in check_all(naive(detach=True), verbose=False)}
+    assert results["gradients"].message == "gradients: q gets no gradient"
+    assert results["fully_masked_rows"].message == "fully_masked_rows: q gets no gradient"
+
+
+def test_output_and_weights_are_both_compared_with_sdpa() -> None:
+    def wrong_weights(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                      is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        out, _ = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+        _, w = naive(scale="none")(q, k, v, mask, is_causal=is_causal)  # type: ignore[misc]
+        return out, w  # a correct output next to weights that are not its own
+
+    def shifted_out(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                    is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        out, w = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+        has_key = (w.sum(dim=-1, keepdim=True) > 0.5).to(out)  # no gradient flows here
+        return out + 0.01 * has_key, w  # right weights and gradients, wrong output
+
+    assert failed(wrong_weights) == ["matches_reference"]
+    assert failed(shifted_out) == ["matches_reference"]
+    with pytest.raises(CheckError, match=r"matches_reference: weights\[.*differs from SDPA"):
+        check_matches_reference(wrong_weights)
+
+
+def test_fully_masked_rows_must_be_zero_not_just_finite() -> None:
+    with pytest.raises(CheckError, match=r"\|out\[0, 0, 0, \d\]\| = .* in a fully masked row"):
+        check_fully_masked_rows(naive(fill=-1e9))
+    with pytest.raises(CheckError, match=r"dq\[.*\] = nan with fully masked rows"):
+        check_fully_masked_rows(naive(fill="nan_to_num"))
+
+
+def test_nothing_inside_fn_crashes_the_report(capsys: pytest.CaptureFixture[str]) -> None:
+    def raises_inside(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                      is_causal: bool = False) -> Tensor:
+        raise RuntimeError("boom")
+
+    def wrong_shape(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                    is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        out, w = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+        return out.transpose(-2, -1), w
+
+    def not_a_tensor(*args: object, **kwargs: object) -> str:
+        return "hello"
+
+    def no_causal(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> Tensor:
+        return F.scaled_dot_product_attention(q, k, v, mask)
+
+    def all_detached(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                     is_causal: bool = False) -> Tensor:
+        return F.scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal).detach()
+
+    def on_meta(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                is_causal: bool = False) -> Tensor:
+        return torch.empty(*q.shape[:-1], v.shape[-1], device="meta")
+
+    results = check_all(on_meta, verbose=False)  # a crash inside a check is a failure too
+    assert not any(r.passed for r in results) and "check raised" in results[0].message
+    for fn, words in ((raises_inside, "fn raised RuntimeError: boom"),
+                      (wrong_shape, "fn must return out (2, 2, 6, 3)"),
+                      (not_a_tensor, "fn must return out or (out, weights), got str")):
+        results = check_all(fn, verbose=False)  # type: ignore[arg-type]
+        assert len(results) == 7 and not any(r.passed for r in results)
+        assert all(words in r.message and math.isnan(r.max_error) for r in results)
+    assert failed(no_causal) == ["rows_sum_to_one", "mask_respected", "matches_reference",
+                                 "gradients", "causal"]
+    results = {r.name: r for r in check_all(all_detached, verbose=False)}
+    assert "no gradient at all" in results["gradients"].message
+    capsys.readouterr()
+    check_all(raises_inside)
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 5 and all(line.split() == [r.name, "ok"] for line, r in zip(lines, results, strict=True))
+    assert len(lines) == 7 and all(len(line) <= 88 for line in lines)
 
-    results = check_all(naive(triangle="triu"))  # does not raise: collects the failures
-    assert [r.passed for r in results] == [True, True, False, False, False]
+
+def test_zero_means_exactly_zero_by_default() -> None:
+    tiny_leak = naive(fill=-20.0)  # masked weights about 1e-9: small, but not 0
+    with pytest.raises(CheckError, match="mask_respected: weights"):
+        check_mask_respected(tiny_leak)
+    assert check_mask_respected(tiny_leak, atol=1e-6).passed
+
+
+def test_atol_is_honoured() -> None:
+    leaky = naive(fill=-10.0)  # masked weights about 1e-5 in float32
+    with pytest.raises(CheckError, match="mask_respected: weights"):
+        check_mask_respected(leaky)
+    assert check_mask_respected(leaky, atol=1e-3).passed
+    uniform = naive(fill=-1e9)
+    assert check_fully_masked_rows(uniform, atol=10.0).passed
+    with pytest.raises(CheckError, match="off by"):
+        check_rows_sum_to_one(scaled_dot_product_attention, atol=0.0, dtype=torch.bfloat16)
+
+
+def test_causal_uses_both_is_causal_and_a_mask() -> None:
+    def ignores_mask(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                     is_causal: bool = False) -> Tensor:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+
+    with pytest.raises(CheckError, match="causal: out.*only tokens > 0 changed"):
+        check_causal(ignores_mask)
+
+
+def test_bottom_right_only_shows_when_n_q_differs_from_n_k() -> None:
+    assert check_causal(naive(causal="bottom_right"), n_k=6).passed
+    with pytest.raises(CheckError):
+        check_causal(naive(causal="bottom_right"))
+
+
+def test_checker_does_not_use_selfattn_masks(monkeypatch: pytest.MonkeyPatch) -> None:
+    import selfattn.masks
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the checker must build its own tril")
+
+    monkeypatch.setattr(selfattn.masks, "causal_mask", broken)
+    assert not failed(F.scaled_dot_product_attention)
+
+
+def test_check_all_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
+    check_all(scaled_dot_product_attention)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split() for line in lines] == [[name, "ok"] for name in NAMES]
+    check_all(naive(fill=-1e9))
     out = capsys.readouterr().out
-    assert out.count("FAIL") == 3 and "causal             FAIL  out[" in out
-
-
-def test_check_all_quiet(capsys: pytest.CaptureFixture[str]) -> None:
-    results = check_all(safe, verbose=False, n=3, seed=7, dtype=torch.float64)
-    assert all(r.passed for r in results) and capsys.readouterr().out == ""
+    assert out.count("FAIL") == 1 and "fully_masked_rows  FAIL  |out[" in out
 
 
 @pytest.mark.parametrize(
     ("kwargs", "error", "words"),
     [
         ({"fn": 3}, TypeError, "fn must be callable"),
-        ({"n": 1}, ValueError, "n must be an int >= 2"),
-        ({"n": 2.5}, ValueError, "n must be an int >= 2"),
+        ({"n": 0}, ValueError, "n must be positive"),
+        ({"n": 2.5}, TypeError, "n must be an int"),
+        ({"n": True}, TypeError, "n must be an int"),
+        ({"n_k": 0}, ValueError, "n_k must be positive"),
         ({"dtype": torch.int64}, TypeError, "dtype must be a floating torch.dtype"),
         ({"atol": -1.0}, ValueError, "atol must be >= 0"),
     ],
 )
-def test_bad_arguments(kwargs: dict[str, object], error: type[Exception], words: str) -> None:
-    fn = kwargs.pop("fn", safe)
-    for check in CHECKS:
+def test_bad_arguments_raise(kwargs: dict[str, object], error: type[Exception], words: str) -> None:
+    fn = kwargs.pop("fn", scaled_dot_product_attention)
+    for check in (*CHECKS, check_all):
         with pytest.raises(error, match=words):
             check(fn, **kwargs)  # type: ignore[operator]
 
 
-def test_bad_via() -> None:
-    with pytest.raises(ValueError, match="via must be 'is_causal' or 'mask'"):
-        check_causal(safe, via="diagonal")  # type: ignore[arg-type]
-
-
-def test_contract_violations_are_not_check_failures() -> None:
-    def returns_tensor(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, is_causal: bool = False) -> Tensor:
-        return safe(q, k, v, mask, is_causal=is_causal)[0]
-
-    def wrong_shape(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, is_causal: bool = False):  # type: ignore[no-untyped-def]
-        out, w = safe(q, k, v, mask, is_causal=is_causal)
-        return out.transpose(-2, -1), w
-
-    with pytest.raises(TypeError, match=r"rows_sum_to_one: fn must return a tuple \(out, weights\)"):
-        check_rows_sum_to_one(returns_tensor)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"fn must return out \(B, n_q, d_v\) = \(2, 6, 3\)"):
-        check_matches_reference(wrong_shape)
+def test_check_error_is_an_assertion_error() -> None:
+    with pytest.raises(AssertionError) as info:
+        check_rows_sum_to_one(naive(dim=-2))
+    assert isinstance(info.value, CheckError) and isinstance(info.value.result, CheckResult)
+    assert str(info.value) == info.value.result.message
 
 
 @pytest.mark.cuda
 def test_check_all_on_cuda() -> None:
-    results = check_all(safe, device="cuda", verbose=False)
+    results = check_all(scaled_dot_product_attention, device="cuda", verbose=False)
     assert all(r.passed for r in results), [r.message for r in results if not r.passed]

@@ -3,50 +3,81 @@
 # Edit the chapter(s) above and run `make tangle`; CI fails if this file drifts.
 
 
-# --- docs/06-verification.md § 约定：被检查的函数长什么样 ---
+# --- docs/06-verification.md § 完整代码 ---
 """Reusable checks for any attention function: point them at your own code.
 
-The checked callable ``fn`` follows the contract of
-``selfattn.functional.scaled_dot_product_attention``::
+The function under test is called like ``selfattn.functional.
+scaled_dot_product_attention``: ``fn(q, k, v, mask)`` (mask: bool, True = may
+attend) and ``fn(q, k, v, None, is_causal=True)``. Causal means top-left
+alignment, as in torch's SDPA: query ``i`` may attend to keys ``j <= i``, also
+when ``n_q != n_k``. ``fn`` returns ``(out, weights)`` or only ``out``; then the
+weights come from ``fn(q, k, I)`` (with V = I the output is the weights).
 
-    out, weights = fn(q, k, v, mask)                 # mask: bool, True = may attend, or None
-    out, weights = fn(q, k, v, None, is_causal=True) # used by check_causal and check_matches_reference
+Every check takes the same keyword arguments (``Options``):
 
-with ``q (B, n_q, d_k)``, ``k (B, n_k, d_k)``, ``v (B, n_k, d_v)``, ``mask (B, n_q, n_k)``,
-``out (B, n_q, d_v)`` and ``weights (B, n_q, n_k)``. Each check builds its own random
-inputs, returns a ``CheckResult`` when it passes and raises ``CheckError``
-(an ``AssertionError``) saying what failed, by how much and where when it does not.
+- ``n``: number of queries (default 6).
+- ``n_k``: number of keys; default ``n + 2``, so that a mask built as
+  ``(n_q, n_q)`` is caught. Pass ``n_k=n`` for a self-attention module.
+- ``dtype``, ``device``: of the random inputs (default float32 on the CPU).
+- ``atol``: tolerance. None picks one for ``dtype`` where a value is compared
+  with SDPA, and 0 (exact) where a value must be 0.
+- ``seed``: seed of the random inputs.
+
+A check returns a ``CheckResult`` when it passes and raises ``CheckError`` (an
+``AssertionError``) when it fails, naming the check, the error and its index.
+Whatever goes wrong inside ``fn`` (an exception, a wrong type or shape, an input
+without a gradient) is such a failure. Only bad arguments to a check raise
+``TypeError`` or ``ValueError``.
+
+Shape:
+    - q: ``(B, h, n, d_k)``; k: ``(B, h, n_k, d_k)``; v: ``(B, h, n_k, d_v)``,
+      with B = h = 2, d_k = 4, d_v = 3
+    - mask: ``(B, h, n, n_k)``; out: ``(B, h, n, d_v)``; weights: ``(B, h, n, n_k)``
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+from typing_extensions import TypedDict, Unpack
+
+from selfattn.validation import check_positive_int
+
+__all__ = ["CHECKS", "AttentionFn", "CheckError", "CheckResult", "Options", "check_all",
+           "check_causal", "check_fully_masked_rows", "check_gradients",
+           "check_mask_respected", "check_matches_reference",
+           "check_padding_invariance", "check_rows_sum_to_one"]
 
 
 class AttentionFn(Protocol):
-    """The contract of a checked attention function (see the module docstring)."""
+    """The contract of a checked function (see the module docstring)."""
 
     def __call__(
-        self, q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, *, is_causal: bool = False
-    ) -> tuple[Tensor, Tensor]: ...
+        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, /, *,
+        is_causal: bool = False,
+    ) -> tuple[Tensor, Tensor] | Tensor: ...
+
+
+class Options(TypedDict, total=False):
+    """The keyword arguments of every check (see the module docstring)."""
+
+    n: int
+    n_k: int | None
+    dtype: torch.dtype
+    device: torch.device | str
+    atol: float | None
+    seed: int
 
 
 @dataclass(frozen=True)
 class CheckResult:
-    """The outcome of one check.
-
-    Attributes:
-        name: The check, e.g. ``"rows_sum_to_one"``.
-        passed: Whether it passed.
-        max_error: The largest error found (0.0 when exact).
-        index: Where the largest error is, e.g. ``(b, i)`` or ``(b, i, j)``; None if it passed.
-        message: One line for a human.
-    """
+    """One check's outcome: ``max_error`` is NaN and ``index`` None if fn failed."""
 
     name: str
     passed: bool
@@ -63,326 +94,273 @@ class CheckError(AssertionError):
         self.result = result
 
 
-# --- docs/06-verification.md § 准备输入与报告位置 ---
-import math
-from typing import Literal
-
-B, D_K, D_V = 2, 4, 3  # 每个检查的批量大小与宽度；d_k ≠ d_v，形状错误才藏不住
-_ATOL = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 2e-2, torch.float16: 2e-3}
+# --- docs/06-verification.md § 完整代码 ---
+B, H, D_K, D_V = 2, 2, 4, 3  # d_k != d_v: shape mistakes cannot hide
+ATOL = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 2e-2,
+        torch.float16: 2e-3}
 
 
-def _setup(fn: object, n: int, dtype: torch.dtype, atol: float | None) -> float:
-    """Validate the common arguments of every check; return the tolerance."""
+@dataclass
+class Inputs:
+    """The random inputs of one check, its tolerances and its largest error."""
+
+    name: str
+    q: Tensor  # (B, h, n, d_k)
+    k: Tensor  # (B, h, n_k, d_k)
+    v: Tensor  # (B, h, n_k, d_v)
+    mask: Tensor  # (B, h, n, n_k), random, at least one key per row
+    tril: Tensor  # (n, n_k), top-left causal: the checker's own
+    tol: float  # when compared with SDPA
+    zero: float  # when a value must be 0
+    seed: int
+    worst: float = 0.0
+
+
+def make_inputs(
+    fn: object, name: str, *, n: int = 6, n_k: int | None = None,
+    dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
+    atol: float | None = None, seed: int = 0,
+) -> Inputs:
+    """Validate the shared arguments and build the random inputs of a check."""
     if not callable(fn):
-        raise TypeError(f"checks: fn must be callable as fn(q, k, v, mask) -> (out, weights), got {type(fn).__name__}")
-    if not isinstance(n, int) or isinstance(n, bool) or n < 2:
-        raise ValueError(f"checks: n must be an int >= 2, got {n!r}")
+        raise TypeError(f"checks: fn must be callable, got {type(fn).__name__}")
+    n_k = n + 2 if n_k is None else n_k
+    check_positive_int("checks", "n", n)
+    check_positive_int("checks", "n_k", n_k)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"checks: dtype must be a floating torch.dtype, got {dtype!r}")
-    if atol is None:
-        return _ATOL.get(dtype, 1e-5)
-    if not atol >= 0:
+    if atol is not None and not atol >= 0:
         raise ValueError(f"checks: atol must be >= 0, got {atol!r}")
-    return float(atol)
-
-
-def _qkv(n: int, dtype: torch.dtype, device: torch.device | str, seed: int) -> tuple[Tensor, Tensor, Tensor]:
-    """Random q (B, n, d_k), k (B, n, d_k), v (B, n, d_v), the same for a given seed."""
     g = torch.Generator().manual_seed(seed)
-    q, k, v = (torch.randn(B, n, d, generator=g) for d in (D_K, D_K, D_V))
-    return q.to(device, dtype), k.to(device, dtype), v.to(device, dtype)
+    q, k, v = (torch.randn(B, H, m, d, generator=g).to(device, dtype)
+               for m, d in ((n, D_K), (n_k, D_K), (n_k, D_V)))
+    mask = torch.rand(B, H, n, n_k, generator=g) > 0.4
+    mask[..., torch.arange(n), torch.arange(n) % n_k] = True
+    tril = torch.ones(n, n_k, dtype=torch.bool).tril()
+    tol = ATOL.get(dtype, 1e-5) if atol is None else float(atol)
+    zero = 0.0 if atol is None else float(atol)
+    return Inputs(name, q, k, v, mask.to(device), tril.to(device), tol, zero, seed)
 
 
-def _random_mask(n: int, device: torch.device | str, seed: int) -> Tensor:
-    """A random bool mask (B, n, n), True = may attend, with the diagonal kept."""
-    g = torch.Generator().manual_seed(seed + 1)
-    keep = torch.rand(B, n, n, generator=g) > 0.4  # (B, n, n)
-    return (keep | torch.eye(n, dtype=torch.bool)).to(device)  # 每行至少一个键
+def cases(x: Inputs) -> Iterator[tuple[str, Tensor | None, bool, Tensor]]:
+    """(label, mask, is_causal, allowed) for no mask, a random mask, is_causal."""
+    ones = torch.ones_like(x.mask)
+    yield "no mask", None, False, ones
+    yield "random mask", x.mask, False, x.mask
+    yield "is_causal", None, True, ones & x.tril
 
 
-def _call(
-    fn: AttentionFn, check: str, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool = False
+def fail(x: Inputs, message: str, error: float = math.nan,
+         index: tuple[int, ...] | None = None) -> CheckError:
+    return CheckError(CheckResult(x.name, False, error, index, f"{x.name}: {message}"))
+
+
+def run(
+    fn: AttentionFn, x: Inputs, q: Tensor, k: Tensor, v: Tensor,
+    mask: Tensor | None = None, is_causal: bool = False,
 ) -> tuple[Tensor, Tensor]:
-    """Call fn and check that it kept the contract: (out (B, n, d_v), weights (B, n, n))."""
-    got = fn(q, k, v, mask, is_causal=True) if is_causal else fn(q, k, v, mask)
-    if not (isinstance(got, tuple) and len(got) == 2 and all(isinstance(t, Tensor) for t in got)):
-        raise TypeError(f"{check}: fn must return a tuple (out, weights) of two tensors, got {type(got).__name__}")
-    out, weights = got
-    n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
-    if tuple(out.shape) != (B, n_q, d_v) or tuple(weights.shape) != (B, n_q, n_k):
-        raise ValueError(
-            f"{check}: fn must return out (B, n_q, d_v) = {(B, n_q, d_v)} and weights (B, n_q, n_k) = {(B, n_q, n_k)}, "
-            f"got {tuple(out.shape)} and {tuple(weights.shape)}"
-        )
-    return out, weights
+    """Call fn and return (out, weights); whatever goes wrong is a CheckError."""
+
+    def call(v: Tensor) -> object:
+        try:
+            return fn(q, k, v, mask, is_causal=True) if is_causal else fn(q, k, v, mask)
+        except Exception as err:
+            raise fail(x, f"fn raised {type(err).__name__}: {err}") from err
+
+    got = call(v)
+    if isinstance(got, Tensor):  # output only: the weights are fn(q, k, I)
+        eye = torch.eye(k.shape[-2], dtype=v.dtype, device=v.device)
+        got = (got, call(eye.expand(*v.shape[:-1], -1)))
+    if not (isinstance(got, tuple) and len(got) == 2
+            and all(isinstance(t, Tensor) for t in got)):
+        raise fail(x, f"fn must return out or (out, weights), got {type(got).__name__}")
+    out, w = got
+    want = ((*q.shape[:-1], v.shape[-1]), (*q.shape[:-1], k.shape[-2]))
+    if (tuple(out.shape), tuple(w.shape)) != want:
+        raise fail(x, f"fn must return out {want[0]} and weights {want[1]}, "
+                      f"got {tuple(out.shape)} and {tuple(w.shape)}")
+    return out, w
 
 
-def _worst(err: Tensor) -> tuple[float, tuple[int, ...]]:
-    """The largest entry of err (NaN counts as inf) and its index."""
-    err = torch.nan_to_num(err.detach().double(), nan=math.inf)
-    flat = int(err.argmax())
-    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), err.shape))
-    return float(err.max()), index
+def grads(x: Inputs, out: Tensor, g: Tensor, qkv: tuple[Tensor, ...]) -> list[Tensor]:
+    """d(sum(out * g)) / d(q, k, v); an input without a gradient is a CheckError."""
+    if not out.requires_grad:
+        raise fail(x, "out does not depend on q, k or v (no gradient at all)")
+    try:
+        got = torch.autograd.grad((out * g).sum(), qkv, allow_unused=True)
+    except Exception as err:
+        raise fail(x, f"backward raised {type(err).__name__}: {err}") from err
+    for name, t in zip("qkv", got, strict=True):
+        if t is None:
+            raise fail(x, f"{name} gets no gradient")
+    return [t for t in got if t is not None]
 
 
-def _at(index: tuple[int, ...]) -> str:
-    return "[" + ", ".join(str(i) for i in index) + "]"
+def expect(x: Inputs, err: Tensor, tol: float, what: str) -> None:
+    """Fail unless every |err| <= tol (NaN fails); ``what`` gets at, err and tol."""
+    err = err.detach().double().abs()
+    flat = int(torch.nan_to_num(err, nan=math.inf).argmax())
+    idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), err.shape))
+    worst = float(err[idx])  # NaN stays NaN in the message
+    if not worst <= tol:
+        at = "[" + ", ".join(map(str, idx)) + "]"
+        raise fail(x, what.format(at=at, err=worst, tol=tol), worst, idx)
+    x.worst = max(x.worst, worst)
 
 
-def _passed(name: str, max_error: float) -> CheckResult:
-    return CheckResult(name, True, max_error, None, f"{name}: ok")
+def passed(x: Inputs) -> CheckResult:
+    return CheckResult(x.name, True, x.worst, None, f"{x.name}: ok")
 
 
-def _fail(name: str, max_error: float, index: tuple[int, ...], message: str) -> CheckError:
-    return CheckError(CheckResult(name, False, max_error, index, f"{name}: {message}"))
+# --- docs/06-verification.md § 完整代码 ---
+def check_rows_sum_to_one(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
+    """Every row of the weights sums to 1; the index is ``(b, h, i)``."""
+    x = make_inputs(fn, "rows_sum_to_one", **options)
+    for label, mask, causal, _ in cases(x):
+        _, w = run(fn, x, x.q, x.k, x.v, mask, causal)
+        expect(x, w.double().sum(dim=-1) - 1, x.tol,
+               "weights{at}.sum() is off by {err:.3g} > {tol:g}, " + label)
+    return passed(x)
 
 
-# --- docs/06-verification.md § 五条检查 ---
+def check_mask_respected(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
+    """A weight where attention is not allowed is 0; the index is ``(b, h, i, j)``."""
+    x = make_inputs(fn, "mask_respected", **options)
+    for label, mask, causal, allowed in cases(x):
+        _, w = run(fn, x, x.q, x.k, x.v, mask, causal)
+        expect(x, w.masked_fill(allowed, 0.0), x.zero,
+               "weights{at} = {err:.3g} where masked, " + label)
+    return passed(x)
 
-def check_rows_sum_to_one(
-    fn: AttentionFn, *, n: int = 6, dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
-    atol: float | None = None, seed: int = 0,
-) -> CheckResult:
-    """Every row of the weights sums to 1, without a mask and with a random mask.
 
-    Args:
-        fn: The attention function, ``fn(q, k, v, mask, *, is_causal=False) -> (out, weights)``.
-        n: Sequence length of the random inputs (n_q = n_k = n), at least 2.
-        dtype: Floating dtype of the inputs.
-        device: Device of the inputs.
-        atol: Tolerance; None picks one suited to ``dtype``.
-        seed: Seed of the random inputs.
+def reference(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool
+) -> tuple[Tensor, Tensor]:
+    """torch's SDPA: the output, and the weights from V = I."""
+    eye = torch.eye(k.shape[-2], dtype=q.dtype, device=q.device)
+    eye = eye.expand(*k.shape[:-2], -1, -1)  # (B, h, n_k, n_k)
+    out = F.scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+    w = F.scaled_dot_product_attention(q, k, eye, mask, is_causal=is_causal)
+    return out, w
 
-    Returns:
-        A passing ``CheckResult``.
 
-    Raises:
-        CheckError: a row sums to more than ``atol`` away from 1; ``index`` is ``(b, i)``.
-        TypeError: ``fn`` is not callable, ``dtype`` is not floating, or fn returned no ``(out, weights)``.
-        ValueError: a bad ``n`` or ``atol``, or fn returned tensors of the wrong shape.
+def check_matches_reference(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
+    """Output and weights equal torch's SDPA; the index is ``(b, h, i, c)``."""
+    x = make_inputs(fn, "matches_reference", **options)
+    for label, mask, causal, _ in cases(x):
+        got = run(fn, x, x.q, x.k, x.v, mask, causal)
+        ref = reference(x.q, x.k, x.v, mask, causal)
+        for what, a, b in zip(("out", "weights"), got, ref, strict=True):
+            expect(x, a.double() - b.double(), x.tol,
+                   what + "{at} differs from SDPA by {err:.3g} > {tol:g}, " + label)
+    return passed(x)
 
-    Shape:
-        - weights returned by fn: ``(B, n, n)``; the sums: ``(B, n)``
+
+def check_gradients(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
+    """q, k and v get the gradients they get through SDPA; index ``(b, h, i, c)``."""
+    x = make_inputs(fn, "gradients", **options)
+    q, k, v = (t.detach().requires_grad_() for t in (x.q, x.k, x.v))
+    g = torch.randn(B, H, q.shape[-2], D_V, generator=torch.Generator().manual_seed(1))
+    g = g.to(q)  # a random upstream gradient
+    for label, mask, causal, _ in cases(x):
+        out, _ = run(fn, x, q, k, v, mask, causal)
+        got = grads(x, out, g, (q, k, v))
+        ref_out = F.scaled_dot_product_attention(q, k, v, mask, is_causal=causal)
+        ref = torch.autograd.grad((ref_out * g).sum(), (q, k, v))
+        for what, a, b in zip(("dq", "dk", "dv"), got, ref, strict=True):
+            expect(x, a.double() - b.double(), x.tol,
+                   what + "{at} differs from SDPA by {err:.3g} > {tol:g}, " + label)
+    return passed(x)
+
+
+def check_causal(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
+    """Changing tokens after t leaves outputs 0..t unchanged; index ``(b, h, i, c)``.
+
+    Asked both ways: ``is_causal=True``, and a lower-triangular bool mask.
     """
-    tol = _setup(fn, n, dtype, atol)
-    q, k, v = _qkv(n, dtype, device, seed)
-    worst = 0.0
-    for label, mask in (("no mask", None), ("a random mask", _random_mask(n, device, seed))):
-        _, w = _call(fn, "rows_sum_to_one", q, k, v, mask)
-        sums = w.double().sum(dim=-1)  # (B, n)
-        err, (b, i) = _worst((sums - 1).abs())
-        if not err <= tol:
-            raise _fail("rows_sum_to_one", err, (b, i),
-                        f"weights[{b}, {i}].sum() = {sums[b, i].item():.4g}, off by {err:.3g} (atol {tol:g}) with {label}")
-        worst = max(worst, err)
-    return _passed("rows_sum_to_one", worst)
+    x = make_inputs(fn, "causal", **options)
+    g = torch.Generator().manual_seed(x.seed + 2)
+    for mask, causal in ((None, True), (x.tril.expand_as(x.mask), False)):
+        out, _ = run(fn, x, x.q, x.k, x.v, mask, causal)
+        for t in range(x.q.shape[-2]):
+            q2, k2, v2 = (a.clone() for a in (x.q, x.k, x.v))
+            for a in (q2, k2, v2):  # random "future" tokens after t
+                future = a[..., t + 1:, :]
+                future.copy_(torch.randn(future.shape, generator=g))
+            out2, _ = run(fn, x, q2, k2, v2, mask, causal)
+            expect(x, out2[..., : t + 1, :] - out[..., : t + 1, :], x.tol,
+                   "out{at} changed by {err:.3g} > {tol:g}; only tokens > "
+                   f"{t} changed")
+    return passed(x)
 
 
-def check_mask_respected(
-    fn: AttentionFn, *, n: int = 6, dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
-    atol: float | None = None, seed: int = 0,
+def check_padding_invariance(
+    fn: AttentionFn, **options: Unpack[Options]
 ) -> CheckResult:
-    """A weight where the mask is False (may not attend) is exactly 0.
-
-    Args:
-        fn: The attention function, ``fn(q, k, v, mask, *, is_causal=False) -> (out, weights)``.
-        n: Sequence length of the random inputs (n_q = n_k = n), at least 2.
-        dtype: Floating dtype of the inputs.
-        device: Device of the inputs.
-        atol: Tolerance; None picks one suited to ``dtype``.
-        seed: Seed of the random inputs.
-
-    Returns:
-        A passing ``CheckResult``.
-
-    Raises:
-        CheckError: a masked weight is not exactly 0; ``index`` is ``(b, i, j)``.
-        TypeError: ``fn`` is not callable, ``dtype`` is not floating, or fn returned no ``(out, weights)``.
-        ValueError: a bad ``n`` or ``atol``, or fn returned tensors of the wrong shape.
-
-    Shape:
-        - mask passed to fn: ``(B, n, n)``, bool, True = may attend
-    """
-    _setup(fn, n, dtype, atol)
-    q, k, v = _qkv(n, dtype, device, seed)
-    mask = _random_mask(n, device, seed)  # (B, n, n)
-    _, w = _call(fn, "mask_respected", q, k, v, mask)
-    leak = w.abs().masked_fill(mask, 0.0)  # (B, n, n)：只看被掩蔽的位置
-    err, idx = _worst(leak)
-    if err != 0.0:
-        raise _fail("mask_respected", err, idx, f"weights{_at(idx)} = {w[idx].item():.3g} where the mask is False (must be 0)")
-    return _passed("mask_respected", 0.0)
+    """Changing masked-out (padding) keys changes no output; index ``(b, h, i, c)``."""
+    x = make_inputs(fn, "padding_invariance", **options)
+    n_k = x.k.shape[-2]
+    real = torch.arange(n_k) < torch.tensor([[n_k], [(n_k + 1) // 2]])  # (B, n_k)
+    real = real.to(x.mask.device)
+    mask = real[:, None, None, :].expand_as(x.mask)  # (B, h, n, n_k)
+    pad = ~real[:, None, :, None]  # (B, 1, n_k, 1)
+    g = torch.Generator().manual_seed(x.seed + 3)
+    k2, v2 = (torch.where(pad, 100 * torch.randn(a.shape, generator=g).to(a), a)
+              for a in (x.k, x.v))
+    out, _ = run(fn, x, x.q, x.k, x.v, mask)
+    out2, _ = run(fn, x, x.q, k2, v2, mask)
+    expect(x, out2 - out, x.tol,
+           "out{at} changed by {err:.3g} > {tol:g}; only padding changed")
+    return passed(x)
 
 
-def check_matches_reference(
-    fn: AttentionFn, *, n: int = 6, dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
-    atol: float | None = None, seed: int = 0,
-) -> CheckResult:
-    """Output and weights equal torch's SDPA: no mask, a random bool mask, and ``is_causal=True``.
-
-    SDPA returns no weights; with ``v = I`` (the identity) its output *is* the weights.
-
-    Args:
-        fn: The attention function, ``fn(q, k, v, mask, *, is_causal=False) -> (out, weights)``.
-        n: Sequence length of the random inputs (n_q = n_k = n), at least 2.
-        dtype: Floating dtype of the inputs.
-        device: Device of the inputs.
-        atol: Tolerance; None picks one suited to ``dtype``.
-        seed: Seed of the random inputs.
-
-    Returns:
-        A passing ``CheckResult``.
-
-    Raises:
-        CheckError: out or weights differ from SDPA by more than ``atol``; ``index`` is ``(b, i, c)``.
-        TypeError: ``fn`` is not callable, ``dtype`` is not floating, or fn returned no ``(out, weights)``.
-        ValueError: a bad ``n`` or ``atol``, or fn returned tensors of the wrong shape.
-
-    Shape:
-        - out: ``(B, n, d_v)``; weights: ``(B, n, n)``
-    """
-    tol = _setup(fn, n, dtype, atol)
-    q, k, v = _qkv(n, dtype, device, seed)
-    eye = torch.eye(n, dtype=dtype, device=device).expand(q.shape[0], n, n)  # (B, n, n)
-    cases = (("no mask", None, False), ("a random mask", _random_mask(n, device, seed), False), ("is_causal", None, True))
-    worst = 0.0
-    for label, mask, causal in cases:
-        out, w = _call(fn, "matches_reference", q, k, v, mask, causal)
-        ref_out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)  # (B, n, d_v)
-        ref_w = F.scaled_dot_product_attention(q, k, eye, attn_mask=mask, is_causal=causal)  # (B, n, n)
-        for name, got, ref in (("out", out, ref_out), ("weights", w, ref_w)):
-            err, idx = _worst((got.double() - ref.double()).abs())
-            if not err <= tol:
-                raise _fail("matches_reference", err, idx,
-                            f"{name}{_at(idx)} differs from SDPA by {err:.3g} (atol {tol:g}) with {label}")
-            worst = max(worst, err)
-    return _passed("matches_reference", worst)
+def check_fully_masked_rows(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
+    """A query with no key gets 0 output, weights and dq; every gradient is finite."""
+    x = make_inputs(fn, "fully_masked_rows", **options)
+    q, k, v = (t.detach().requires_grad_() for t in (x.q, x.k, x.v))
+    mask = x.mask.clone()
+    mask[0, 0, 0] = mask[1, 1, -1] = False  # two fully masked rows
+    empty = ~mask.any(dim=-1, keepdim=True)  # (B, h, n, 1)
+    out, w = run(fn, x, q, k, v, mask)
+    g = torch.randn(out.shape, generator=torch.Generator().manual_seed(x.seed)).to(out)
+    dq, dk, dv = grads(x, out, g, (q, k, v))
+    for what, t in (("out", out), ("weights", w), ("dq", dq), ("dk", dk), ("dv", dv)):
+        bad = torch.where(torch.isfinite(t.detach()), 0.0, t.detach())  # NaN, inf
+        expect(x, bad, 0.0, what + "{at} = {err} with fully masked rows")
+    for what, t in (("out", out), ("weights", w), ("dq", dq)):
+        expect(x, t * empty, x.zero,
+               "|" + what + "{at}| = {err:.3g} in a fully masked row")
+    return passed(x)
 
 
-def check_causal(
-    fn: AttentionFn, *, n: int = 6, dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
-    atol: float | None = None, seed: int = 0, via: Literal["is_causal", "mask"] = "is_causal",
-) -> CheckResult:
-    """With a causal mask, perturbing the tokens after position t leaves outputs 0..t unchanged.
-
-    Args:
-        fn: The attention function, ``fn(q, k, v, mask, *, is_causal=False) -> (out, weights)``.
-        n: Sequence length of the random inputs (n_q = n_k = n), at least 2.
-        dtype: Floating dtype of the inputs.
-        device: Device of the inputs.
-        atol: Tolerance; None picks one suited to ``dtype``.
-        seed: Seed of the random inputs.
-        via: Ask fn for causality with ``is_causal=True`` or with a lower-triangular bool mask.
-
-    Returns:
-        A passing ``CheckResult``.
-
-    Raises:
-        CheckError: an earlier output changes by more than ``atol``; ``index`` is ``(b, i)``.
-        TypeError: ``fn`` is not callable, ``dtype`` is not floating, or fn returned no ``(out, weights)``.
-        ValueError: a bad ``n`` or ``atol``, or fn returned tensors of the wrong shape.
-
-    Shape:
-        - out: ``(B, n, d_v)``; compared on rows ``0..t`` for every t
-    """
-    tol = _setup(fn, n, dtype, atol)
-    if via not in ("is_causal", "mask"):
-        raise ValueError(f"check_causal: via must be 'is_causal' or 'mask', got {via!r}")
-    q, k, v = _qkv(n, dtype, device, seed)
-    tril = torch.ones(n, n, dtype=torch.bool, device=device).tril()  # (n, n)
-    mask = tril.expand(q.shape[0], n, n) if via == "mask" else None  # (B, n, n)
-    out, _ = _call(fn, "causal", q, k, v, mask, via == "is_causal")
-    worst = 0.0
-    for t in range(n - 1):
-        q2, k2, v2 = (x.clone() for x in (q, k, v))
-        for x in (q2, k2, v2):
-            x[:, t + 1:] += 3.0  # 只改动位置 t 之后的“未来”词元
-        out2, _ = _call(fn, "causal", q2, k2, v2, mask, via == "is_causal")
-        err, (b, i, _) = _worst((out2[:, : t + 1] - out[:, : t + 1]).abs())
-        if not err <= tol:
-            raise _fail("causal", err, (b, i),
-                        f"out[{b}, {i}] changed by {err:.3g} (atol {tol:g}) when only tokens after {t} changed")
-        worst = max(worst, err)
-    return _passed("causal", worst)
-
-
-def check_fully_masked_rows(
-    fn: AttentionFn, *, n: int = 6, dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
-    atol: float | None = None, seed: int = 0,
-) -> CheckResult:
-    """A query whose keys are all masked yields no NaN/inf in out, weights or gradients.
-
-    Args:
-        fn: The attention function, ``fn(q, k, v, mask, *, is_causal=False) -> (out, weights)``.
-        n: Sequence length of the random inputs (n_q = n_k = n), at least 2.
-        dtype: Floating dtype of the inputs.
-        device: Device of the inputs.
-        atol: Tolerance; None picks one suited to ``dtype``.
-        seed: Seed of the random inputs.
-
-    Returns:
-        A passing ``CheckResult``.
-
-    Raises:
-        CheckError: out, weights or a gradient is NaN or inf; ``index`` is where.
-        TypeError: ``fn`` is not callable, ``dtype`` is not floating, or fn returned no ``(out, weights)``.
-        ValueError: a bad ``n`` or ``atol``, or fn returned tensors of the wrong shape.
-
-    Shape:
-        - mask passed to fn: ``(B, n, n)`` with row 0 of batch 0 and row n-1 of batch 1 all False
-    """
-    _setup(fn, n, dtype, atol)
-    q, k, v = (x.requires_grad_() for x in _qkv(n, dtype, device, seed))
-    mask = _random_mask(n, device, seed).clone()  # (B, n, n)
-    mask[0, 0] = False  # 整行被掩蔽
-    mask[1, -1] = False
-    out, w = _call(fn, "fully_masked_rows", q, k, v, mask)
-    grads = torch.autograd.grad(out.sum(), (q, k, v))  # 每个都与输入同形
-    for name, t in [("out", out), ("weights", w), *zip(("q.grad", "k.grad", "v.grad"), grads, strict=True)]:
-        bad = ~torch.isfinite(t.detach())
-        if bad.any():
-            idx = tuple(int(i) for i in bad.nonzero()[0])
-            raise _fail("fully_masked_rows", float("nan"), idx,
-                        f"{name}{_at(idx)} = {t[idx].item()} with fully masked rows (must be finite)")
-    return _passed("fully_masked_rows", 0.0)
-
-
-# --- docs/06-verification.md § 一次运行全部检查 ---
-CHECKS = (check_rows_sum_to_one, check_mask_respected, check_matches_reference, check_causal, check_fully_masked_rows)
+# --- docs/06-verification.md § 完整代码 ---
+CHECKS = (check_rows_sum_to_one, check_mask_respected, check_matches_reference,
+          check_gradients, check_causal, check_padding_invariance,
+          check_fully_masked_rows)
 
 
 def check_all(
-    fn: AttentionFn, *, n: int = 6, dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
-    atol: float | None = None, seed: int = 0, verbose: bool = True,
+    fn: AttentionFn, *, verbose: bool = True, **options: Unpack[Options]
 ) -> list[CheckResult]:
-    """Run every check on fn, print a table (if verbose) and return the results.
+    """Run every check on fn, print one line each (if verbose), return the results.
 
     A failing check does not stop the others. To fail loudly, use
     ``assert all(r.passed for r in check_all(fn))``.
-
-    Args:
-        fn: The attention function, ``fn(q, k, v, mask, *, is_causal=False) -> (out, weights)``.
-        n: Sequence length of the random inputs (n_q = n_k = n).
-        dtype: Dtype of the inputs.
-        device: Device of the inputs.
-        atol: Tolerance; defaults to one suited to ``dtype``.
-        seed: Seed of the random inputs.
-        verbose: Print one line per check.
-
-    Returns:
-        One ``CheckResult`` per check, in order.
-
-    Shape:
-        - q, k: ``(2, n, 4)``; v: ``(2, n, 3)``; mask: ``(2, n, n)``
     """
+    make_inputs(fn, "check_all", **options)  # bad arguments raise here
     results = []
     for check in CHECKS:
         try:
-            results.append(check(fn, n=n, dtype=dtype, device=device, atol=atol, seed=seed))
+            results.append(check(fn, **options))
         except CheckError as err:
             results.append(err.result)
+        except Exception as err:  # e.g. fn returned tensors on another device
+            name = check.__name__.removeprefix("check_")
+            message = f"{name}: check raised {type(err).__name__}: {err}"
+            results.append(CheckResult(name, False, math.nan, None, message))
     if verbose:
         for r in results:
             detail = "" if r.passed else r.message.split(": ", 1)[1]
-            print(f"{r.name:<18} {'ok' if r.passed else 'FAIL':<4}  {detail}".rstrip())
+            line = f"{r.name:<18} {'ok' if r.passed else 'FAIL':<4}  {detail}".rstrip()
+            print(line if len(line) <= 88 else line[:85] + "...")  # see r.message
     return results
