@@ -68,7 +68,7 @@ def test_ci_runs_the_package_tests_on_the_torch_floor() -> None:
     import yaml
 
     floor = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
-    assert floor == ["torch>=2.2"], floor
+    assert "torch>=2.2" in floor, floor
     job = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8"))["jobs"]["floor"]
     runs = "\n".join(str(s.get("run", "")) for s in job["steps"])
     assert '"torch==2.2.*"' in runs and "tests/test_package.py" in runs
