@@ -12,7 +12,13 @@ Every module of this package is tangled from a chapter of the book.
 from selfattn.checks import CheckError, CheckResult, check_all
 from selfattn.chunked import chunked_attention, keys_only_attention
 from selfattn.functional import scaled_dot_product_attention
-from selfattn.masks import causal_mask, combine_masks, from_mha_masks, padding_mask, to_mha_mask
+from selfattn.masks import (
+    causal_mask,
+    combine_masks,
+    from_mha_masks,
+    padding_mask,
+    to_mha_mask,
+)
 from selfattn.multihead import MultiHeadSelfAttention
 from selfattn.self_attention import SelfAttention
 

@@ -20,8 +20,9 @@ inputs, returns a ``CheckResult`` when it passes and raises ``CheckError``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 import torch
 import torch.nn.functional as F
@@ -64,9 +65,6 @@ class CheckError(AssertionError):
 
 
 # --- docs/06-verification.md § 准备输入与报告位置 ---
-import math
-from typing import Literal
-
 B, D_K, D_V = 2, 4, 3  # 每个检查的批量大小与宽度；d_k ≠ d_v，形状错误才藏不住
 _ATOL = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 2e-2, torch.float16: 2e-3}
 
@@ -138,7 +136,6 @@ def _fail(name: str, max_error: float, index: tuple[int, ...], message: str) -> 
 
 
 # --- docs/06-verification.md § 五条检查 ---
-
 def check_rows_sum_to_one(
     fn: AttentionFn, *, n: int = 6, dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
     atol: float | None = None, seed: int = 0,

@@ -19,7 +19,7 @@ import math
 import torch
 from torch import Tensor
 
-from selfattn.validation import check_qkv
+from selfattn.validation import check_mask, check_qkv
 
 
 def keys_only_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = None, block_k: int = 512) -> Tensor:
@@ -63,10 +63,6 @@ def keys_only_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None 
 
 
 # --- docs/08-long-sequences.md § 8.4.4 快速版：查询与键两层分块，原地更新 ---
-import torch
-from torch import Tensor
-
-
 def _matmul(a: Tensor, b: Tensor, buf: Tensor | None) -> Tensor:
     """``a @ b``, written into ``buf`` when the shapes match, else into a new tensor."""
     if buf is not None and buf.shape == (*a.shape[:-1], b.shape[-1]):
@@ -131,14 +127,6 @@ def _chunked_forward(
 
 
 # --- docs/08-long-sequences.md § 8.4.5 训练：反向传播时重算每一块 ---
-import math
-
-import torch
-from torch import Tensor
-
-from selfattn.validation import check_mask, check_qkv
-
-
 def _chunked_backward(
     q: Tensor,
     k: Tensor,

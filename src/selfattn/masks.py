@@ -13,6 +13,7 @@ from typing import Literal
 import torch
 from torch import Tensor
 
+
 def causal_mask(
     n_q: int,
     n_k: int | None = None,
@@ -70,10 +71,6 @@ def padding_mask(lengths: Tensor, n: int) -> Tensor:
 
 
 # --- docs/05-implementation.md § 掩码极性：MHA 与 SDPA 相反 ---
-import torch
-from torch import Tensor
-
-
 def to_mha_mask(mask: Tensor) -> Tensor:
     """Convert a mask from this book's convention to ``nn.MultiheadAttention``'s.
 
@@ -102,10 +99,6 @@ def to_mha_mask(mask: Tensor) -> Tensor:
 
 
 # --- docs/08-multihead.md § 与 `nn.MultiheadAttention` 逐元素对照 ---
-import torch
-from torch import Tensor
-
-
 def _mask_desc(t: object) -> str:
     if isinstance(t, Tensor):
         return f"{t.dtype} tensor of shape (" + ", ".join(str(s) for s in t.shape) + ")"
@@ -191,10 +184,6 @@ def from_mha_masks(
 
 
 # --- docs/08-multihead.md § 组合填充掩码与因果掩码 ---
-import torch
-from torch import Tensor
-
-
 def combine_masks(*masks: Tensor | None) -> Tensor | None:
     """Combine boolean masks (True = may attend) by logical AND, with broadcasting.
 
