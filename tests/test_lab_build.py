@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tools.tangle import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,3 +96,106 @@ def test_a_failing_lab_cell_fails_the_strict_build(tmp_path: Path) -> None:
     assert run.returncode != 0, f"the build should fail on the raising cell, but it exited 0:\n{log[-3000:]}"
     assert CANARY in log, f"the build log should name the failing cell's error:\n{log[-3000:]}"
     assert not (tmp_path / "site" / "labs" / "scaling" / "index.html").exists(), "no page for the failed lab"
+
+
+# ------------------------------------------------------------------------------------------ the lab cache
+
+LAB_HEADER = (
+    "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       extension: .py\n"
+    "#       format_name: percent\n#   kernelspec:\n#     display_name: Python 3\n#     language: python\n"
+    "#     name: python3\n# ---\n\n# %% [markdown]\n# # {title}\n\n# %%\n"
+)
+
+
+def _make_cache_copy(dst: Path) -> Path:
+    """A book of one chapter (a titled block makes ``src/selfattn/probe.py``) and two labs.
+
+    ``labs/probe.py`` prints the package's ``VALUE``; ``labs/other.py`` depends on nothing.
+    """
+    shutil.copytree(ROOT / "tools", dst / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    if (ROOT / "overrides").is_dir():
+        shutil.copytree(ROOT / "overrides", dst / "overrides")
+    docs = dst / "docs"
+    for name in ("assets", "javascripts", "stylesheets"):
+        if (ROOT / "docs" / name).is_dir():
+            shutil.copytree(ROOT / "docs" / name, docs / name)
+    (docs / "labs").mkdir(parents=True)
+    (dst / "src" / "selfattn").mkdir(parents=True)
+    (dst / "src" / "selfattn" / "__init__.py").write_text("", encoding="utf-8")  # a regular package, not tangled
+    (dst / "benchmarks" / "results").mkdir(parents=True)
+    (dst / "benchmarks" / "results" / "cpu.json").write_text('{"n": 1}\n', encoding="utf-8")
+    _write_chapter(dst, '"one"')
+    (docs / "labs" / "probe.py").write_text(
+        LAB_HEADER.format(title="Probe") + "from selfattn.probe import VALUE\n\nprint(f'probe value: {VALUE}')\n",
+        encoding="utf-8",
+    )
+    (docs / "labs" / "other.py").write_text(LAB_HEADER.format(title="Other") + "print('other lab')\n", encoding="utf-8")
+    pages = [("前言", "index.md"), ("Probe", "labs/probe.py"), ("Other", "labs/other.py")]
+    (dst / "mkdocs.yml").write_text(_replace_nav((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), pages), encoding="utf-8")
+    return dst
+
+
+def _write_chapter(root: Path, value: str, prose: str = "前言。") -> None:
+    fence = "```"
+    (root / "docs" / "index.md").write_text(
+        f"# 前言\n\n{prose}\n\n{fence}python\n#| file: src/selfattn/probe.py\nVALUE = {value}\n{fence}\n", encoding="utf-8"
+    )
+
+
+def _executed(log: str) -> list[str]:
+    """The labs mkdocs-jupyter executed in a build (it logs a cache miss for each)."""
+    return sorted(Path(line.split("Cache miss, writing:")[1].strip()).name for line in log.splitlines() if "Cache miss" in line)
+
+
+def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None:
+    """The lab cache (.cache/labs/<key>/) never hides a change, and an edit of prose executes nothing."""
+    root = _make_cache_copy(tmp_path / "repo")
+    site = tmp_path / "site"
+    probe_page = site / "labs" / "probe" / "index.html"
+
+    def build() -> str:
+        run = _build(root, site)
+        log = run.stdout + run.stderr
+        assert run.returncode == 0, log[-3000:]
+        return log
+
+    # A fresh clone (CI) has no cache: every lab is executed.
+    assert _executed(build()) == ["other.py", "probe.py"]
+    assert "probe value: one" in probe_page.read_text(encoding="utf-8")
+    assert list((root / ".cache" / "labs").glob("*/*.json")), "the cache lives under .cache/labs/<key>/"
+
+    # Editing a chapter's prose executes no lab (that is what makes `make serve` fast), and saving a lab
+    # executes that lab alone: here both at once, in one build.
+    _write_chapter(root, '"one"', prose="前言，改了一句。")
+    lab = root / "docs" / "labs" / "probe.py"
+    lab.write_text(lab.read_text(encoding="utf-8").replace("probe value", "probe VALUE"), encoding="utf-8")
+    assert _executed(build()) == ["probe.py"]
+    assert "probe VALUE: one" in probe_page.read_text(encoding="utf-8")
+
+    # A change of the package (a titled block, re-tangled into src/) executes the labs again: no stale output.
+    _write_chapter(root, '"two"')
+    assert _executed(build()) == ["other.py", "probe.py"]
+    assert "probe VALUE: two" in probe_page.read_text(encoding="utf-8")
+
+
+def test_the_cache_key_covers_sources_data_and_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tools import mkdocs_hooks
+
+    (tmp_path / "src" / "selfattn").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    module = tmp_path / "src" / "selfattn" / "m.py"
+    data = tmp_path / "benchmarks" / "results" / "cpu.json"
+    module.write_text("X = 1\n", encoding="utf-8")
+    data.write_text("{}\n", encoding="utf-8")
+    keys = [mkdocs_hooks.lab_inputs_key(tmp_path)]
+    assert mkdocs_hooks.lab_inputs_key(tmp_path) == keys[0], "the key is reproducible"
+    module.write_text("X = 2\n", encoding="utf-8")
+    keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
+    data.write_text('{"n": 1}\n', encoding="utf-8")
+    keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
+    (tmp_path / "src" / "selfattn" / "new.py").write_text("", encoding="utf-8")
+    keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
+    real = mkdocs_hooks.importlib.metadata.version
+    monkeypatch.setattr(mkdocs_hooks.importlib.metadata, "version", lambda name: "9.9" if name == "torch" else real(name))
+    keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
+    assert len(set(keys)) == len(keys), keys

@@ -3,6 +3,13 @@
 * ``on_pre_build`` re-tangles ``src/`` from the chapters on every ``mkdocs build``
   and every rebuild of ``mkdocs serve``. Only files whose text changed are
   written: rewriting an unchanged file would trigger another rebuild, forever.
+  Then it points mkdocs-jupyter's cache at ``.cache/labs/<key>/`` (outside
+  ``docs/``, git-ignored), where ``<key>`` hashes everything a lab's output
+  depends on besides its own text: the package sources ``src/**/*.py``, the
+  benchmark results the labs read, and the versions of Python, torch and the
+  notebook tools. mkdocs-jupyter keys each entry by the lab's text, so a lab is
+  executed again only when it, the package, the data or a tool changed; an edit
+  of a chapter re-executes nothing. A fresh clone (CI) has no cache and runs all.
 * ``on_page_markdown`` turns a titled block's marker line into the block's
   title, so the reader sees ``src/selfattn/NAME.py`` above the code and never
   the ``#| file:`` line itself.
@@ -15,8 +22,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import logging
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,6 +39,45 @@ from tools.tangle import MARKER, TangleError, book_pages, load_config, nav_entri
 log = logging.getLogger("mkdocs.hooks.tangle")
 
 
+LAB_CACHE = ".cache/labs"
+# Besides its own text (mkdocs-jupyter's key), what a lab's executed output depends on:
+LAB_INPUTS = ("src/**/*.py", "benchmarks/results/*.json")
+LAB_TOOLS = ("torch", "numpy", "matplotlib", "mkdocs-jupyter", "nbconvert", "nbclient", "jupytext", "ipykernel")
+KEPT_CACHES = 3  # the newest cache folders kept (switching branches back and forth stays cheap)
+
+
+def lab_inputs_key(root: Path) -> str:
+    """A hash of the package sources, the benchmark data and the tool versions the labs run with."""
+    h = hashlib.sha256(f"python {sys.version}\n".encode())
+    for name in LAB_TOOLS:
+        try:
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            version = "absent"
+        h.update(f"{name} {version}\n".encode())
+    for pattern in LAB_INPUTS:
+        for path in sorted(root.glob(pattern)):
+            if "__pycache__" not in path.parts:
+                h.update(f"{path.relative_to(root).as_posix()}\n".encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def use_lab_cache(config: Any, root: Path) -> None:
+    """Point mkdocs-jupyter's ``cache_dir`` at ``.cache/labs/<key>/``; drop all but the newest few folders."""
+    jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
+    if jupyter is None or not jupyter.config.get("cache"):
+        return
+    base = root / LAB_CACHE
+    folder = base / lab_inputs_key(root)
+    jupyter.config["cache_dir"] = str(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.touch()  # newest first when pruning
+    older = sorted((p for p in base.iterdir() if p.is_dir() and p != folder), key=lambda p: p.stat().st_mtime)
+    for stale in older[: max(0, len(older) - (KEPT_CACHES - 1))]:
+        shutil.rmtree(stale, ignore_errors=True)
+
+
 def on_pre_build(config: Any) -> None:
     root = Path(config.config_file_path).parent
     try:
@@ -37,6 +86,7 @@ def on_pre_build(config: Any) -> None:
         raise PluginError(f"tangle: {err}") from err
     if changed:
         log.info("tangle: wrote %s", ", ".join(changed))
+    use_lab_cache(config, root)  # after tangling: the key hashes the new src/
 
 
 def titleize(markdown: str) -> str:
