@@ -16,7 +16,7 @@ STAMP      := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)/src:$(CURDIR)
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup serve serve-timing site build tangle tangle-check test test-fast bench clean browser-deps lint-workflows
+.PHONY: setup serve serve-full serve-timing site build tangle tangle-check test test-fast bench clean browser-deps lint-workflows
 
 setup: $(STAMP)
 
@@ -51,7 +51,12 @@ tangle: $(STAMP)
 tangle-check: $(STAMP)
 	$(BIN)/python -m tools.tangle --check
 
+# --dirty: a save rebuilds that page alone (the hook also rebuilds the labs and the API page when src/ changes).
+# After adding or renaming a page or a heading that other pages link to, restart it (or use serve-full).
 serve: $(STAMP)
+	$(BIN)/mkdocs serve --dirty -a 127.0.0.1:8000
+
+serve-full: $(STAMP)
 	$(BIN)/mkdocs serve -a 127.0.0.1:8000
 
 # Starts `mkdocs serve` on port 8011, appends a newline to docs/03-*.md, then a line to labs/cost.py,

@@ -78,6 +78,13 @@ def use_lab_cache(config: Any, root: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
+_SERVE = {"dirty": False, "key": ""}  # `mkdocs serve --dirty` keeps this module (and its state) between rebuilds
+
+
+def on_startup(command: str, dirty: bool) -> None:
+    _SERVE["dirty"] = command == "serve" and dirty
+
+
 def on_pre_build(config: Any) -> None:
     root = Path(config.config_file_path).parent
     try:
@@ -87,6 +94,24 @@ def on_pre_build(config: Any) -> None:
     if changed:
         log.info("tangle: wrote %s", ", ".join(changed))
     use_lab_cache(config, root)  # after tangling: the key hashes the new src/
+
+
+def on_files(files: Any, config: Any) -> Any:
+    """Under ``serve --dirty`` only saved pages are rebuilt; when the package or the data changed, also
+    rebuild the pages that show them (the labs, and pages with a mkdocstrings ``:::`` directive)."""
+    if not _SERVE["dirty"]:
+        return files
+    key = lab_inputs_key(Path(config.config_file_path).parent)
+    if _SERVE["key"] and key != _SERVE["key"]:
+        for file in files:
+            src = Path(file.abs_src_path or "")
+            shows_src = LAB.match(file.src_uri) or (
+                src.suffix == ".md" and src.is_file() and "\n::: " in src.read_text(encoding="utf-8")
+            )
+            if shows_src and Path(file.abs_dest_path).exists():
+                Path(file.abs_dest_path).unlink()  # is_modified() is now true: rebuilt in this round
+    _SERVE["key"] = key
+    return files
 
 
 def titleize(markdown: str) -> str:
@@ -226,12 +251,17 @@ def on_post_build(config: Any) -> None:
     out = Path(config.site_dir) / NOTEBOOK_DIR
     out.mkdir(parents=True, exist_ok=True)
     pages = chapter_pages(root)
+    def fresh(source: Path, target: Path) -> bool:  # only under `serve --dirty` does site/ survive a rebuild
+        return _SERVE["dirty"] and target.exists() and target.stat().st_mtime_ns > source.stat().st_mtime_ns
+
     for page in pages:
-        nb = chapter_notebook((docs / page).read_text(encoding="utf-8"), f"docs/{page}", config.site_url or "")
-        jupytext.write(nb, out / notebook_name(page), fmt="ipynb")
+        if not fresh(docs / page, out / notebook_name(page)):
+            nb = chapter_notebook((docs / page).read_text(encoding="utf-8"), f"docs/{page}", config.site_url or "")
+            jupytext.write(nb, out / notebook_name(page), fmt="ipynb")
     labs = [entry for entry in nav_entries(load_config(root)) if LAB.match(entry)]
     for lab in labs:  # the labs are jupytext percent scripts: convert each to .ipynb beside its page
         target = Path(config.site_dir) / lab_notebook(lab)
         target.parent.mkdir(parents=True, exist_ok=True)
-        jupytext.write(jupytext.read(docs / lab), target, fmt="ipynb")
+        if not fresh(docs / lab, target):
+            jupytext.write(jupytext.read(docs / lab), target, fmt="ipynb")
     log.info("notebooks: wrote %d chapter notebooks to %s/ and %d lab notebooks", len(pages), NOTEBOOK_DIR, len(labs))

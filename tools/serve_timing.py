@@ -13,7 +13,8 @@ The load average is printed with the numbers: the machine may be shared.
 
 Usage::
 
-    python -m tools.serve_timing                 # or: make serve-timing
+    python -m tools.serve_timing                 # `make serve` (serve --dirty); or: make serve-timing
+    python -m tools.serve_timing --full          # `make serve-full` (every page rebuilt on a save)
     python -m tools.serve_timing --lab labs/cost.py --port 8011
 """
 
@@ -38,11 +39,11 @@ RELOAD = "Reloading browsers"
 class Serve:
     """``mkdocs serve`` in its own process group, its log lines timestamped in a queue."""
 
-    def __init__(self, root: Path, port: int) -> None:
+    def __init__(self, root: Path, port: int, dirty: bool) -> None:
         env = {**os.environ, "PYTHONPATH": f"{root / 'src'}{os.pathsep}{root}", "NO_MKDOCS_2_WARNING": "1"}
         self.url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
+            [sys.executable, "-m", "mkdocs", "serve", *(["--dirty"] if dirty else []), "-a", f"127.0.0.1:{port}"],
             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
         )
         self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page", default="", help="the chapter to edit (default: docs/03-*.md)")
     parser.add_argument("--lab", default="", help="also edit this lab, e.g. labs/cost.py")
     parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--full", action="store_true", help="serve without --dirty (`make serve-full`)")
     args = parser.parse_args(argv)
     root = args.root.resolve()
     page = root / args.page if args.page else sorted((root / "docs").glob("03-*.md"))[0]
@@ -111,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
 
     load = os.getloadavg()
     print(f"serve-timing: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    serve = Serve(root, args.port)
+    serve = Serve(root, args.port, dirty=not args.full)
+    print(f"serve-timing: mkdocs serve{'' if args.full else ' --dirty'} (as `make serve{'-full' if args.full else ''}`)")
     failures = []
     try:
         t_start = time.perf_counter()
