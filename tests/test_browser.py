@@ -391,6 +391,24 @@ FIT = """(text) => {
 }"""
 
 
+FIT_LAB = """(text) => {
+  const code = document.querySelector('.jupyter-wrapper .highlight-ipynb pre');
+  code.textContent = text;
+  return code.scrollWidth > code.clientWidth;
+}"""
+
+
+@pytest.mark.parametrize(("line", "scrolls"), [("x" * 88, False), ("注" * 44, False), ("x" * 120, True)])
+def test_88_columns_fit_in_a_lab_cell(browser: Any, base_url: str, line: str, scrolls: bool) -> None:
+    """The same in a code cell of a lab notebook (mkdocs-jupyter's own styles)."""
+    src = next(s for s in PAGES if s.endswith(".py"))
+    context, page, _ = open_page(browser, base_url + page_url(src))
+    try:
+        assert page.evaluate(FIT_LAB, line) is scrolls, f"{src}: {len(line)} characters"
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize(("line", "scrolls"), [("x" * 88, False), ("注" * 44, False), ("x" * 120, True)])
 def test_88_columns_fit_at_1280_px(browser: Any, base_url: str, line: str, scrolls: bool) -> None:
     """The stylesheet makes an 88-column line (CJK counting 2) fit, in the text and in a collapsed block
