@@ -10,6 +10,11 @@
   notebook tools. mkdocs-jupyter keys each entry by the lab's text, so a lab is
   executed again only when it, the package, the data or a tool changed; an edit
   of a chapter re-executes nothing. A fresh clone (CI) has no cache and runs all.
+* Under ``mkdocs serve --dirty`` (``make serve``) only the saved page is rebuilt:
+  ``on_files`` also rebuilds the labs and the API page when ``src/`` changed,
+  ``on_env`` keeps the compiled templates between rebuilds, ``on_config`` leaves
+  out the print page, and ``on_post_build`` rewrites only the notebooks of saved
+  chapters.
 * ``on_page_markdown`` turns a titled block's marker line into the block's
   title, so the reader sees ``src/selfattn/NAME.py`` above the code and never
   the ``#| file:`` line itself.
@@ -31,6 +36,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jinja2
+import jinja2.bccache
 from mkdocs.exceptions import PluginError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so that `tools` imports under `mkdocs`
@@ -78,11 +85,49 @@ def use_lab_cache(config: Any, root: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
-_SERVE = {"dirty": False, "key": ""}  # `mkdocs serve --dirty` keeps this module (and its state) between rebuilds
+_SERVE: dict[str, Any] = {"serve": False, "dirty": False, "key": ""}  # `mkdocs serve` keeps this module between rebuilds
+
+
+class MemoryBytecodeCache(jinja2.BytecodeCache):
+    """Compiled theme templates, kept between the rebuilds of ``mkdocs serve``.
+
+    Every rebuild makes a new Jinja environment, which would parse and compile material's
+    templates again (about 1 s on 2 cores). Jinja checks each entry against the checksum of
+    the template's source, so an edited template (``overrides/``) is compiled again.
+    """
+
+    def __init__(self) -> None:
+        self.store: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self.store:
+            bucket.bytecode_from_string(self.store[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.store[bucket.key] = bucket.bytecode_to_string()
+
+
+TEMPLATES = MemoryBytecodeCache()
 
 
 def on_startup(command: str, dirty: bool) -> None:
+    _SERVE["serve"] = command == "serve"
     _SERVE["dirty"] = command == "serve" and dirty
+
+
+def on_config(config: Any) -> Any:
+    """Under ``serve --dirty`` the print page (every page in one) could only show the pages rebuilt:
+    it is left out there (``make site`` builds it)."""
+    printer = config.plugins.get("print-site")
+    if _SERVE["dirty"] and printer is not None:
+        printer.config["enabled"] = False
+    return config
+
+
+def on_env(env: Any, config: Any, files: Any) -> Any:
+    if _SERVE["serve"]:
+        env.bytecode_cache = TEMPLATES
+    return env
 
 
 def on_pre_build(config: Any) -> None:
