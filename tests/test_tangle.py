@@ -246,3 +246,36 @@ def test_back_references_fit_88_columns(tmp_path: Path) -> None:
     ref = next(line for line in tangle(root)["src/pkg/m.py"].splitlines() if line.startswith("# --- "))
     assert ref.startswith("# --- docs/a.md § 很长的标题") and ref.endswith("… ---")
     assert 86 <= sum(2 if "\u4e00" <= c <= "\u9fff" else 1 for c in ref) <= 88
+
+
+def test_dirty_serve_rebuilds_the_pages_that_show_src_when_src_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under `serve --dirty` only saved pages are rebuilt; a change of src/ must also rebuild the labs and the
+    API page (their built file is removed, so mkdocs sees them as modified), and nothing else."""
+    root = make_book(tmp_path, {"a.md": "# A\n", "api.md": "# API\n\n::: selfattn.m\n"})
+    (root / "src" / "m.py").write_text("X = 1\n", encoding="utf-8")
+    (root / "docs" / "labs").mkdir()
+    (root / "docs" / "labs" / "lab.py").write_text("# %%\nprint(1)\n", encoding="utf-8")
+    site = tmp_path / "site"
+
+    class File:
+        def __init__(self, src_uri: str) -> None:
+            self.src_uri, self.abs_src_path = src_uri, str(root / "docs" / src_uri)
+            self.abs_dest_path = str(site / src_uri / "index.html")
+            Path(self.abs_dest_path).parent.mkdir(parents=True, exist_ok=True)
+            Path(self.abs_dest_path).write_text("built", encoding="utf-8")
+
+    class Config:
+        config_file_path = str(root / "mkdocs.yml")
+
+    monkeypatch.setitem(mkdocs_hooks._SERVE, "dirty", True)
+    monkeypatch.setitem(mkdocs_hooks._SERVE, "key", "")
+    monkeypatch.setattr(mkdocs_hooks, "LAB_INPUTS", ("src/**/*.py",))
+    files = [File("a.md"), File("api.md"), File("labs/lab.py")]
+    mkdocs_hooks.on_files(files, Config())  # the first build
+    mkdocs_hooks.on_files(files, Config())  # a save that did not change src/
+    assert all(Path(f.abs_dest_path).exists() for f in files)
+    (root / "src" / "m.py").write_text("X = 2\n", encoding="utf-8")
+    mkdocs_hooks.on_files(files, Config())
+    assert [Path(f.abs_dest_path).exists() for f in files] == [True, False, False]
