@@ -15,7 +15,7 @@ Usage::
 
     python -m tools.serve_timing                 # `make serve` (serve --dirty); or: make serve-timing
     python -m tools.serve_timing --full          # `make serve-full` (every page rebuilt on a save)
-    python -m tools.serve_timing --lab labs/cost.py --port 8011
+    python -m tools.serve_timing --lab labs/scaling.py --port 8011
 """
 
 from __future__ import annotations
