@@ -59,7 +59,7 @@ serve: $(STAMP)
 serve-full: $(STAMP)
 	$(BIN)/mkdocs serve -a 127.0.0.1:8000
 
-# Starts `mkdocs serve` on port 8011, appends a newline to docs/03-*.md, then a cell to labs/scaling.py,
+# Starts `mkdocs serve --dirty` (as `make serve`) on port 8011, appends a newline to docs/03-*.md, then a cell to labs/scaling.py,
 # prints the seconds until "Reloading browsers" (and the load average), and restores both files.
 serve-timing: $(STAMP)
 	$(BIN)/python -m tools.serve_timing --port 8011 --lab labs/scaling.py
