@@ -1,5 +1,6 @@
 # selfattn: the book and its package.
 #   make serve   serve the book at http://127.0.0.1:8000/selfattn/ (re-tangles and reloads on save)
+#   make serve-timing   time that loop: save a chapter (and a lab), seconds until the browser reloads
 #   make test    run every test: tangle check, strict site build, unit tests and every code block
 # Both create or reuse .venv and install what they need, the CPU build of torch first.
 
@@ -15,7 +16,7 @@ STAMP      := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)/src:$(CURDIR)
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup serve site build tangle tangle-check test test-fast bench clean browser-deps lint-workflows
+.PHONY: setup serve serve-full serve-timing site build tangle tangle-check test test-fast bench clean browser-deps lint-workflows
 
 setup: $(STAMP)
 
@@ -50,8 +51,18 @@ tangle: $(STAMP)
 tangle-check: $(STAMP)
 	$(BIN)/python -m tools.tangle --check
 
+# --dirty: a save rebuilds that page alone (the hook also rebuilds the labs and the API page when src/ changes).
+# After adding or renaming a page or a heading that other pages link to, restart it (or use serve-full).
 serve: $(STAMP)
+	$(BIN)/mkdocs serve --dirty -a 127.0.0.1:8000
+
+serve-full: $(STAMP)
 	$(BIN)/mkdocs serve -a 127.0.0.1:8000
+
+# Starts `mkdocs serve --dirty` (as `make serve`) on port 8011, appends a newline to docs/03-*.md, then a cell to labs/scaling.py,
+# prints the seconds until "Reloading browsers" (and the load average), and restores both files.
+serve-timing: $(STAMP)
+	$(BIN)/python -m tools.serve_timing --port 8011 --lab labs/scaling.py
 
 site build: tangle-check
 	$(BIN)/mkdocs build --strict

@@ -209,7 +209,7 @@ def _is_local(url: str) -> bool:
     return parts.scheme in ("data", "blob", "about") or parts.hostname == "127.0.0.1"
 
 
-def open_page(browser: Any, url: str, scheme: str = "light") -> tuple[Any, Any, Watch]:
+def open_page(browser: Any, url: str, scheme: str = "light", timeout_ms: int = 10_000) -> tuple[Any, Any, Watch]:
     """A fresh context (so the palette starts from the media query) and a page loaded from ``url``."""
     context = browser.new_context(
         viewport={"width": 1280, "height": 900}, color_scheme=scheme, locale="zh-CN", accept_downloads=True
@@ -224,7 +224,7 @@ def open_page(browser: Any, url: str, scheme: str = "light") -> tuple[Any, Any, 
             r.abort("blockedbyclient")
 
     context.route("**/*", route)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(timeout_ms)
     page = context.new_page()
     page.on("console", lambda m: m.type == "error" and watch.errors.append(f"console: {m.text} ({m.location})"))
     page.on("pageerror", lambda e: watch.errors.append(f"pageerror: {e}"))
@@ -259,6 +259,18 @@ NOTEBOOK_CELLS = """() => [...document.querySelectorAll('.jupyter-wrapper .jp-Co
 
 TITLES = """() => [...document.querySelectorAll('article .highlight > .filename, article .highlight .filename')]
   .map((e) => ({text: e.textContent.trim(), visible: e.checkVisibility() || !!e.closest('details:not([open])')}))"""
+
+SCROLLING_CODE = """() => {
+  // Open every collapsed block (??? note) first: a closed block is not laid out and cannot be measured.
+  document.querySelectorAll('article details').forEach((d) => { d.open = true; });
+  return [...document.querySelectorAll('article pre, article pre > code, article .highlight')]
+    .filter((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth)
+    .map((e) => ({
+      text: e.textContent.trim().split('\\n')[0].slice(0, 60),
+      scroll: e.scrollWidth,
+      client: e.clientWidth,
+    }));
+}"""
 
 IMAGES = """() => [...document.querySelectorAll('.jupyter-wrapper .jp-OutputArea img')]
   .map((img) => ({src: img.src.slice(0, 22), width: img.naturalWidth}))"""
@@ -355,10 +367,89 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         if back != "default":
             problems.append(f"the palette toggle did not come back to 'default' ({back!r})")
 
+        # No code block scrolls sideways at 1280 x 900 (the collapsed blocks opened for the measurement).
+        problems += [
+            f"code block scrolls sideways ({b['scroll']} > {b['client']} px): {b['text']!r}"
+            for b in page.evaluate(SCROLLING_CODE)
+        ]
+
         problems += watch.errors
         problems += [f"request to a non-local host: {u}" for u in dict.fromkeys(watch.external + watch.blocked)]
         problems += [f"failed to load: {u}" for u in watch.failed]
         return problems
+    finally:
+        context.close()
+
+
+FIT = """(text) => {
+  // Put ``text`` into the first code block of the article and into the first one of a collapsed block;
+  // return whether each scrolls sideways.
+  document.querySelectorAll('article details').forEach((d) => { d.open = true; });
+  const blocks = [document.querySelector('article > .highlight code, article > div > .highlight code'),
+                  document.querySelector('article details .highlight code')];
+  return blocks.map((code) => { code.textContent = text; return code.scrollWidth > code.clientWidth; });
+}"""
+
+
+FIT_LAB = """(text) => {
+  const code = document.querySelector('.jupyter-wrapper .highlight-ipynb pre');
+  code.textContent = text;
+  return code.scrollWidth > code.clientWidth;
+}"""
+
+
+@pytest.mark.parametrize(("line", "scrolls"), [("x" * 88, False), ("注" * 44, False), ("x" * 120, True)])
+def test_88_columns_fit_in_a_lab_cell(browser: Any, base_url: str, line: str, scrolls: bool) -> None:
+    """The same in a code cell of a lab notebook (mkdocs-jupyter's own styles)."""
+    src = next(s for s in PAGES if s.endswith(".py"))
+    context, page, _ = open_page(browser, base_url + page_url(src))
+    try:
+        assert page.evaluate(FIT_LAB, line) is scrolls, f"{src}: {len(line)} characters"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(("line", "scrolls"), [("x" * 88, False), ("注" * 44, False), ("x" * 120, True)])
+def test_88_columns_fit_at_1280_px(browser: Any, base_url: str, line: str, scrolls: bool) -> None:
+    """The stylesheet makes an 88-column line (CJK counting 2) fit, in the text and in a collapsed block
+    (``??? note``, ``??? success``: a fence indented under it); 120 columns do not."""
+    src = next(s for s in PAGES if CHAPTER.match(s) and any(f.indent for f in parse_fences((DOCS / s).read_text("utf-8"), s)))
+    context, page, _ = open_page(browser, base_url + page_url(src))
+    try:
+        assert page.evaluate(FIT, line) == [scrolls, scrolls], f"{src}: {len(line)} characters"
+        if scrolls:  # and the page check reports such a block
+            assert page.evaluate(SCROLLING_CODE), "SCROLLING_CODE misses a block that scrolls"
+    finally:
+        context.close()
+
+
+PRINT_PAGE = "print_page/"
+
+
+def test_print_page_has_the_whole_book_offline_with_math(browser: Any, base_url: str, site_dir: Path) -> None:
+    """The whole book in one page (mkdocs-print-site-plugin): every nav page, math by KaTeX, nothing remote."""
+    assert (site_dir / PRINT_PAGE / "index.html").exists(), "the print page was not built"
+    home = (site_dir / "index.html").read_text(encoding="utf-8")
+    assert 'href="print_page/"' in home, "the preface links to the print page"
+    context, page, watch = open_page(browser, base_url + PRINT_PAGE, timeout_ms=60_000)  # 4 MB, 800+ formulas
+    try:
+        page.wait_for_function(MATH_DONE, timeout=30_000)
+        assert page.locator(".katex-error").count() == 0
+        formulas = page.locator(".arithmatex").count()
+        assert formulas > 100 and page.locator(".arithmatex .katex").count() == formulas
+        sections = page.eval_on_selector_all("section.print-page", "els => els.map((e) => e.id)")
+        assert len(sections) >= len(PAGES), f"{len(sections)} pages in the print page for {len(PAGES)} in the nav"
+        text = page.locator("article").inner_text()
+        for src in PAGES:  # each chapter's first heading is in the print page
+            if CHAPTER.match(src):
+                h1 = next(line for line in (DOCS / src).read_text(encoding="utf-8").splitlines() if line.startswith("# "))
+                title = re.sub(r"\s*\{[^}]*\}\s*$", "", h1[2:]).strip()
+                assert title in text, f"{src}: {title!r} is missing from the print page"
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "print_page-light.jpg"), type="jpeg", quality=85)
+        assert not watch.errors, watch.errors
+        assert not watch.external + watch.blocked, (watch.external, watch.blocked)
+        assert not watch.failed, watch.failed
     finally:
         context.close()
 

@@ -1,11 +1,13 @@
-"""A lab notebook whose cell raises must fail ``mkdocs build --strict``.
+"""The labs: executed at build time, failures fail the build, and the lab cache never hides a change.
 
 The labs under ``docs/labs/`` are executed by mkdocs-jupyter at build time with
-``allow_errors: false``. This test proves that setting really guards the book: it
-copies the repository to a temporary folder, appends a failing cell to a lab and
-builds the copy. To keep the test fast, the copy keeps only that lab, the static
-assets and a one-line index page, and its ``nav`` lists only those two pages; the
-rest of ``mkdocs.yml`` (plugins, hooks, extensions) is the real configuration.
+``allow_errors: false``; their output is cached in ``.cache/labs/<key>/`` (see
+``tools/mkdocs_hooks.py``). One scenario builds a small copy of the repository a few
+times: a book of one chapter (whose titled block makes ``src/selfattn/probe.py``) and
+two labs, with the real ``mkdocs.yml`` (plugins, hooks, extensions) but its own ``nav``.
+It proves that a fresh clone executes every lab, that editing prose executes none, that
+saving a lab executes that lab alone, that a change of ``src/`` executes them all again
+(the page shows the new output), and that a raising cell fails ``mkdocs build --strict``.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tools.tangle import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
-LAB = "labs/scaling.py"
 CANARY = "lab-build-canary: this cell fails on purpose"
 
 
@@ -36,29 +39,6 @@ def _replace_nav(config_text: str, pages: list[tuple[str, str]]) -> str:
         end += 1
     nav = ["nav:\n"] + [f"  - {title}: {path}\n" for title, path in pages]
     return "".join(lines[:start] + nav + lines[end:])
-
-
-def _make_copy(dst: Path) -> Path:
-    """A trimmed copy of the repository that builds only the index page and one lab."""
-    shutil.copytree(ROOT / "tools", dst / "tools", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "src", dst / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    if (ROOT / "overrides").is_dir():  # theme.custom_dir
-        shutil.copytree(ROOT / "overrides", dst / "overrides")
-    docs = dst / "docs"
-    for name in ("assets", "javascripts", "stylesheets"):
-        if (ROOT / "docs" / name).is_dir():
-            shutil.copytree(ROOT / "docs" / name, docs / name)
-    (docs / "labs").mkdir(parents=True)
-    shutil.copy(ROOT / "docs" / LAB, docs / LAB)
-    (docs / "index.md").write_text("# 前言\n\n见[实验](labs/scaling.py)。\n", encoding="utf-8")
-
-    config = _replace_nav((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), [("前言", "index.md"), ("实验", LAB)])
-    (dst / "mkdocs.yml").write_text(config, encoding="utf-8")
-    parsed = load_config(dst)
-    assert parsed["nav"] == [{"前言": "index.md"}, {"实验": LAB}], parsed["nav"]
-    jupyter = [p["mkdocs-jupyter"] for p in parsed["plugins"] if isinstance(p, dict) and "mkdocs-jupyter" in p]
-    assert jupyter and jupyter[0]["execute"] is True and jupyter[0]["allow_errors"] is False, jupyter
-    return dst
 
 
 def _build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
@@ -84,13 +64,119 @@ def test_replace_nav_keeps_the_rest_of_the_config() -> None:
     assert out == "site_name: t\nnav:\n  - X: x.md\nplugins:\n  - search\n"
 
 
-def test_a_failing_lab_cell_fails_the_strict_build(tmp_path: Path) -> None:
-    root = _make_copy(tmp_path / "repo")
-    lab = root / "docs" / LAB
-    lab.write_text(lab.read_text(encoding="utf-8") + f'\n\n# %%\nraise RuntimeError("{CANARY}")\n', encoding="utf-8")
+# ------------------------------------------------------------------------------------------ the lab cache
 
-    run = _build(root, tmp_path / "site")
+LAB_HEADER = (
+    "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       extension: .py\n"
+    "#       format_name: percent\n#   kernelspec:\n#     display_name: Python 3\n#     language: python\n"
+    "#     name: python3\n# ---\n\n# %% [markdown]\n# # {title}\n\n# %%\n"
+)
+
+
+def _make_cache_copy(dst: Path) -> Path:
+    """A book of one chapter (a titled block makes ``src/selfattn/probe.py``) and two labs.
+
+    ``labs/probe.py`` prints the package's ``VALUE``; ``labs/other.py`` depends on nothing.
+    """
+    shutil.copytree(ROOT / "tools", dst / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    if (ROOT / "overrides").is_dir():
+        shutil.copytree(ROOT / "overrides", dst / "overrides")
+    docs = dst / "docs"
+    for name in ("assets", "javascripts", "stylesheets"):
+        if (ROOT / "docs" / name).is_dir():
+            shutil.copytree(ROOT / "docs" / name, docs / name)
+    (docs / "labs").mkdir(parents=True)
+    (dst / "src" / "selfattn").mkdir(parents=True)
+    (dst / "src" / "selfattn" / "__init__.py").write_text("", encoding="utf-8")  # a regular package, not tangled
+    (dst / "benchmarks" / "results").mkdir(parents=True)
+    (dst / "benchmarks" / "results" / "cpu.json").write_text('{"n": 1}\n', encoding="utf-8")
+    _write_chapter(dst, '"one"')
+    (docs / "labs" / "probe.py").write_text(
+        LAB_HEADER.format(title="Probe") + "from selfattn.probe import VALUE\n\nprint(f'probe value: {VALUE}')\n",
+        encoding="utf-8",
+    )
+    (docs / "labs" / "other.py").write_text(LAB_HEADER.format(title="Other") + "print('other lab')\n", encoding="utf-8")
+    pages = [("前言", "index.md"), ("Probe", "labs/probe.py"), ("Other", "labs/other.py")]
+    (dst / "mkdocs.yml").write_text(_replace_nav((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), pages), encoding="utf-8")
+    parsed = load_config(dst)
+    assert parsed["nav"] == [{title: path} for title, path in pages], parsed["nav"]
+    jupyter = [p["mkdocs-jupyter"] for p in parsed["plugins"] if isinstance(p, dict) and "mkdocs-jupyter" in p]
+    assert jupyter and jupyter[0]["execute"] is True and jupyter[0]["allow_errors"] is False, jupyter
+    return dst
+
+
+def _write_chapter(root: Path, value: str, prose: str = "前言。") -> None:
+    fence = "```"
+    (root / "docs" / "index.md").write_text(
+        f"# 前言\n\n{prose}\n\n{fence}python\n#| file: src/selfattn/probe.py\nVALUE = {value}\n{fence}\n", encoding="utf-8"
+    )
+
+
+def _executed(log: str) -> list[str]:
+    """The labs mkdocs-jupyter executed in a build (it logs a cache miss for each)."""
+    return sorted(Path(line.split("Cache miss, writing:")[1].strip()).name for line in log.splitlines() if "Cache miss" in line)
+
+
+def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None:
+    """The lab cache (.cache/labs/<key>/) never hides a change, an edit of prose executes nothing, and a failing
+    cell fails the build."""
+    root = _make_cache_copy(tmp_path / "repo")
+    site = tmp_path / "site"
+    probe_page = site / "labs" / "probe" / "index.html"
+
+    def build() -> str:
+        run = _build(root, site)
+        log = run.stdout + run.stderr
+        assert run.returncode == 0, log[-3000:]
+        return log
+
+    # A fresh clone (CI) has no cache: every lab is executed.
+    assert _executed(build()) == ["other.py", "probe.py"]
+    assert "probe value: one" in probe_page.read_text(encoding="utf-8")
+    assert list((root / ".cache" / "labs").glob("*/*.json")), "the cache lives under .cache/labs/<key>/"
+
+    # Editing a chapter's prose executes no lab (that is what makes `make serve` fast), and saving a lab
+    # executes that lab alone: here both at once, in one build.
+    _write_chapter(root, '"one"', prose="前言，改了一句。")
+    lab = root / "docs" / "labs" / "probe.py"
+    lab.write_text(lab.read_text(encoding="utf-8").replace("probe value", "probe VALUE"), encoding="utf-8")
+    assert _executed(build()) == ["probe.py"]
+    assert "probe VALUE: one" in probe_page.read_text(encoding="utf-8")
+
+    # A change of the package (a titled block, re-tangled into src/) executes the labs again: no stale output.
+    _write_chapter(root, '"two"')
+    assert _executed(build()) == ["other.py", "probe.py"]
+    assert "probe VALUE: two" in probe_page.read_text(encoding="utf-8")
+
+    # A cell that raises fails the strict build, names its error, and leaves no page (and no cache entry).
+    lab.write_text(lab.read_text(encoding="utf-8") + f'\n\n# %%\nraise RuntimeError("{CANARY}")\n', encoding="utf-8")
+    cached = sorted((root / ".cache" / "labs").glob("*/*.json"))
+    run = _build(root, site)
     log = run.stdout + run.stderr
     assert run.returncode != 0, f"the build should fail on the raising cell, but it exited 0:\n{log[-3000:]}"
     assert CANARY in log, f"the build log should name the failing cell's error:\n{log[-3000:]}"
-    assert not (tmp_path / "site" / "labs" / "scaling" / "index.html").exists(), "no page for the failed lab"
+    assert not probe_page.exists(), "no page for the failed lab"
+    assert sorted((root / ".cache" / "labs").glob("*/*.json")) == cached, "a failed run is not cached"
+
+
+def test_the_cache_key_covers_sources_data_and_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tools import mkdocs_hooks
+
+    (tmp_path / "src" / "selfattn").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    module = tmp_path / "src" / "selfattn" / "m.py"
+    data = tmp_path / "benchmarks" / "results" / "cpu.json"
+    module.write_text("X = 1\n", encoding="utf-8")
+    data.write_text("{}\n", encoding="utf-8")
+    keys = [mkdocs_hooks.lab_inputs_key(tmp_path)]
+    assert mkdocs_hooks.lab_inputs_key(tmp_path) == keys[0], "the key is reproducible"
+    module.write_text("X = 2\n", encoding="utf-8")
+    keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
+    data.write_text('{"n": 1}\n', encoding="utf-8")
+    keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
+    (tmp_path / "src" / "selfattn" / "new.py").write_text("", encoding="utf-8")
+    keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
+    real = mkdocs_hooks.importlib.metadata.version
+    monkeypatch.setattr(mkdocs_hooks.importlib.metadata, "version", lambda name: "9.9" if name == "torch" else real(name))
+    keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
+    assert len(set(keys)) == len(keys), keys

@@ -177,3 +177,106 @@ def test_hook_rebuild_writes_nothing_when_nothing_changed(tmp_path: Path) -> Non
     mtime = (root / "src/pkg/m.py").stat().st_mtime_ns
     mkdocs_hooks.on_pre_build(Config())
     assert (root / "src/pkg/m.py").stat().st_mtime_ns == mtime
+
+
+HOISTED_BOOK = {
+    "a.md": "# A\n\n## First\n\n" + block(
+        "src/pkg/m.py",
+        '"""The module docstring."""\n\nfrom __future__ import annotations\n\nimport math\n\n'
+        "from pkg.util import helper\n\n\ndef f(x):\n    return math.sqrt(helper(x))",
+    ),
+    "b.md": "# B\n\n## Later\n\n" + block(
+        "src/pkg/m.py",
+        "import math\nimport json\nfrom collections import OrderedDict\n\nfrom pkg.util import helper, other\n\n\n"
+        "def g(x):\n    import textwrap  # a block-local import stays in its function\n\n"
+        "    return textwrap.dedent(json.dumps(OrderedDict(x=math.pi, y=helper(other(x)))))\n\n\n"
+        "try:\n    import tomllib\nexcept ImportError:  # pragma: no cover\n    tomllib = None",
+    ),
+}
+
+
+def test_imports_of_later_blocks_are_hoisted_once_to_the_top(tmp_path: Path) -> None:
+    root = make_book(tmp_path, HOISTED_BOOK)
+    text = tangle(root)["src/pkg/m.py"]
+    lines = text.splitlines()
+    # One import section, after the docstring and __future__, grouped like hand-written code.
+    start = lines.index("from __future__ import annotations")
+    assert lines.index('"""The module docstring."""') < start
+    assert lines[start : start + 8] == [
+        "from __future__ import annotations",
+        "",
+        "import json",
+        "import math",
+        "from collections import OrderedDict",
+        "",
+        "from pkg.util import helper, other",  # merged: `helper` once, `other` added
+        "",
+    ]
+    assert lines.count("import math") == 1 and "from pkg.util import helper\n" not in text
+    # The back-references stay, in book order, and the later block starts with its code.
+    assert "# --- docs/a.md § First ---" in lines and "# --- docs/b.md § Later ---" in lines
+    assert lines[lines.index("# --- docs/b.md § Later ---") + 1] == "def g(x):"
+    # Imports inside a function or under try: are not top-level statements: they stay.
+    assert "    import textwrap  # a block-local import stays in its function" in lines
+    assert "    import tomllib" in lines
+    assert all(lines.index(line) < lines.index("def f(x):") for line in lines if line.startswith(("import ", "from ")))
+    compile(text, "m.py", "exec")  # still a valid module
+
+
+def test_hoisting_is_stable_and_check_still_sees_drift(tmp_path: Path) -> None:
+    root = make_book(tmp_path, HOISTED_BOOK)
+    write(root, tangle(root))
+    assert check(root, tangle(root)) == ""
+    page = root / "docs/b.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("import json\n", "import json\nimport os\n"), encoding="utf-8")
+    diff = check(root, tangle(root))
+    assert "+import os\n" in diff  # the new import shows up in the section at the top
+    assert main(["--check", "--root", str(root)]) == 1
+
+
+def test_a_block_that_is_not_python_is_refused(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a.md": "# A\n\n" + block("src/pkg/m.py", "def f(:\n    pass")})
+    with pytest.raises(TangleError, match=r"^docs/a\.md:3: the block is not valid Python on its own"):
+        tangle(root)
+
+
+def test_back_references_fit_88_columns(tmp_path: Path) -> None:
+    heading = "很长的标题" * 12
+    root = make_book(tmp_path, {"a.md": f"# A\n\n## {heading}\n\n" + block("src/pkg/m.py", "X = 1")})
+    ref = next(line for line in tangle(root)["src/pkg/m.py"].splitlines() if line.startswith("# --- "))
+    assert ref.startswith("# --- docs/a.md § 很长的标题") and ref.endswith("… ---")
+    assert 86 <= sum(2 if "\u4e00" <= c <= "\u9fff" else 1 for c in ref) <= 88
+
+
+def test_dirty_serve_rebuilds_the_pages_that_show_src_when_src_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under `serve --dirty` only saved pages are rebuilt; a change of src/ must also rebuild the labs and the
+    API page (their built file is removed, so mkdocs sees them as modified), and nothing else."""
+    root = make_book(tmp_path, {"a.md": "# A\n", "api.md": "# API\n\n::: selfattn.m\n"})
+    (root / "src" / "m.py").write_text("X = 1\n", encoding="utf-8")
+    (root / "docs" / "labs").mkdir()
+    (root / "docs" / "labs" / "lab.py").write_text("# %%\nprint(1)\n", encoding="utf-8")
+    site = tmp_path / "site"
+
+    class File:
+        def __init__(self, src_uri: str) -> None:
+            self.src_uri, self.abs_src_path = src_uri, str(root / "docs" / src_uri)
+            self.abs_dest_path = str(site / src_uri / "index.html")
+            Path(self.abs_dest_path).parent.mkdir(parents=True, exist_ok=True)
+            Path(self.abs_dest_path).write_text("built", encoding="utf-8")
+
+    class Config:
+        config_file_path = str(root / "mkdocs.yml")
+
+    monkeypatch.setitem(mkdocs_hooks._SERVE, "dirty", True)
+    monkeypatch.setitem(mkdocs_hooks._SERVE, "key", "")
+    monkeypatch.setattr(mkdocs_hooks, "LAB_INPUTS", ("src/**/*.py",))
+    monkeypatch.setattr(mkdocs_hooks, "offer_wheel", lambda *args: None)  # tests/test_release.py covers it
+    files = [File("a.md"), File("api.md"), File("labs/lab.py")]
+    mkdocs_hooks.on_files(files, Config())  # the first build
+    mkdocs_hooks.on_files(files, Config())  # a save that did not change src/
+    assert all(Path(f.abs_dest_path).exists() for f in files)
+    (root / "src" / "m.py").write_text("X = 2\n", encoding="utf-8")
+    mkdocs_hooks.on_files(files, Config())
+    assert [Path(f.abs_dest_path).exists() for f in files] == [True, False, False]

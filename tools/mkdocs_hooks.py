@@ -3,6 +3,18 @@
 * ``on_pre_build`` re-tangles ``src/`` from the chapters on every ``mkdocs build``
   and every rebuild of ``mkdocs serve``. Only files whose text changed are
   written: rewriting an unchanged file would trigger another rebuild, forever.
+  Then it points mkdocs-jupyter's cache at ``.cache/labs/<key>/`` (outside
+  ``docs/``, git-ignored), where ``<key>`` hashes everything a lab's output
+  depends on besides its own text: the package sources ``src/**/*.py``, the
+  benchmark results the labs read, and the versions of Python, torch and the
+  notebook tools. mkdocs-jupyter keys each entry by the lab's text, so a lab is
+  executed again only when it, the package, the data or a tool changed; an edit
+  of a chapter re-executes nothing. A fresh clone (CI) has no cache and runs all.
+* Under ``mkdocs serve --dirty`` (``make serve``) only the saved page is rebuilt:
+  ``on_files`` also rebuilds the labs and the API page when ``src/`` changed,
+  ``on_env`` keeps the compiled templates between rebuilds, ``on_config`` leaves
+  out the print page, and ``on_post_build`` rewrites only the notebooks of saved
+  chapters.
 * ``on_page_markdown`` turns a titled block's marker line into the block's
   title, so the reader sees ``src/selfattn/NAME.py`` above the code and never
   the ``#| file:`` line itself.
@@ -20,12 +32,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import logging
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+import jinja2
+import jinja2.bccache
 from mkdocs.exceptions import PluginError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so that `tools` imports under `mkdocs`
@@ -33,6 +50,94 @@ from tools.release import build_wheel, package_version, setup_cell
 from tools.tangle import MARKER, TangleError, book_pages, load_config, nav_entries, parse_fences, tangle, write
 
 log = logging.getLogger("mkdocs.hooks.tangle")
+
+
+LAB_CACHE = ".cache/labs"
+# Besides its own text (mkdocs-jupyter's key), what a lab's executed output depends on:
+LAB_INPUTS = ("src/**/*.py", "benchmarks/results/*.json")
+LAB_TOOLS = ("torch", "numpy", "matplotlib", "mkdocs-jupyter", "nbconvert", "nbclient", "jupytext", "ipykernel")
+KEPT_CACHES = 3  # the newest cache folders kept (switching branches back and forth stays cheap)
+
+
+def lab_inputs_key(root: Path) -> str:
+    """A hash of the package sources, the benchmark data and the tool versions the labs run with."""
+    h = hashlib.sha256(f"python {sys.version}\n".encode())
+    for name in LAB_TOOLS:
+        try:
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            version = "absent"
+        h.update(f"{name} {version}\n".encode())
+    for pattern in LAB_INPUTS:
+        for path in sorted(root.glob(pattern)):
+            if "__pycache__" not in path.parts:
+                h.update(f"{path.relative_to(root).as_posix()}\n".encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def use_lab_cache(config: Any, root: Path) -> None:
+    """Point mkdocs-jupyter's ``cache_dir`` at ``.cache/labs/<key>/``; drop all but the newest few folders."""
+    jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
+    if jupyter is None or not jupyter.config.get("cache"):
+        return
+    base = root / LAB_CACHE
+    folder = base / lab_inputs_key(root)
+    jupyter.config["cache_dir"] = str(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.touch()  # newest first when pruning
+    older = sorted((p for p in base.iterdir() if p.is_dir() and p != folder), key=lambda p: p.stat().st_mtime)
+    for stale in older[: max(0, len(older) - (KEPT_CACHES - 1))]:
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+_SERVE: dict[str, Any] = {"serve": False, "dirty": False, "key": ""}  # `mkdocs serve` keeps this module between rebuilds
+
+
+class MemoryBytecodeCache(jinja2.BytecodeCache):
+    """Compiled theme templates, kept between the rebuilds of ``mkdocs serve``.
+
+    Every rebuild makes a new Jinja environment, which would parse and compile material's
+    templates again (about 1 s on 2 cores). Jinja checks each entry against the checksum of
+    the template's source, so an edited template (``overrides/``) is compiled again.
+    """
+
+    def __init__(self) -> None:
+        self.store: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self.store:
+            bucket.bytecode_from_string(self.store[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.store[bucket.key] = bucket.bytecode_to_string()
+
+
+TEMPLATES = MemoryBytecodeCache()
+
+
+def on_startup(command: str, dirty: bool) -> None:
+    _SERVE["serve"] = command == "serve"
+    _SERVE["dirty"] = command == "serve" and dirty
+
+
+def on_config(config: Any) -> Any:
+    """The package's version goes into the footer and ``{{ selfattn_version }}``. Under ``serve --dirty``
+    the print page (every page in one) could only show the pages rebuilt: it is left out there
+    (``make site`` builds it)."""
+    version = package_version(Path(config.config_file_path).parent)
+    config.extra["selfattn_version"] = version
+    config.copyright = f"selfattn {version} · {config.copyright or ''}".rstrip(" ·")
+    printer = config.plugins.get("print-site")
+    if _SERVE["dirty"] and printer is not None:
+        printer.config["enabled"] = False
+    return config
+
+
+def on_env(env: Any, config: Any, files: Any) -> Any:
+    if _SERVE["serve"]:
+        env.bytecode_cache = TEMPLATES
+    return env
 
 
 def on_pre_build(config: Any) -> None:
@@ -43,6 +148,37 @@ def on_pre_build(config: Any) -> None:
         raise PluginError(f"tangle: {err}") from err
     if changed:
         log.info("tangle: wrote %s", ", ".join(changed))
+    use_lab_cache(config, root)  # after tangling: the key hashes the new src/
+
+
+def offer_wheel(files: Any, config: Any, root: Path) -> None:
+    from mkdocs.structure.files import File
+
+    wheel = build_wheel(root, stale_ok=_SERVE["serve"])
+    files.append(File.generated(config, f"dist/{wheel.name}", abs_src_path=str(wheel)))
+
+
+def on_files(files: Any, config: Any) -> Any:
+    """Offer the package's wheel at ``dist/`` (built from src/, cached by the hash of its sources; under
+    ``serve`` the newest cached wheel will do, so that saving a chapter does not rebuild it).
+
+    Under ``serve --dirty`` only saved pages are rebuilt; when the package or the data changed, also
+    rebuild the pages that show them (the labs, and pages with a mkdocstrings ``:::`` directive)."""
+    root = Path(config.config_file_path).parent
+    offer_wheel(files, config, root)
+    if not _SERVE["dirty"]:
+        return files
+    key = lab_inputs_key(root)
+    if _SERVE["key"] and key != _SERVE["key"]:
+        for file in files:
+            src = Path(file.abs_src_path or "")
+            shows_src = LAB.match(file.src_uri) or (
+                src.suffix == ".md" and src.is_file() and "\n::: " in src.read_text(encoding="utf-8")
+            )
+            if shows_src and Path(file.abs_dest_path).exists():
+                Path(file.abs_dest_path).unlink()  # is_modified() is now true: rebuilt in this round
+    _SERVE["key"] = key
+    return files
 
 
 def titleize(markdown: str) -> str:
@@ -60,22 +196,6 @@ def titleize(markdown: str) -> str:
 
 
 VERSION_TAG = "{{ selfattn_version }}"
-
-
-def on_config(config: Any) -> Any:
-    version = package_version(Path(config.config_file_path).parent)
-    config.extra["selfattn_version"] = version
-    config.copyright = f"selfattn {version} · {config.copyright or ''}".rstrip(" ·")
-    return config
-
-
-def on_files(files: Any, config: Any) -> Any:
-    """Offer the package's wheel at ``dist/`` (built from src/, cached by the hash of its sources)."""
-    from mkdocs.structure.files import File
-
-    wheel = build_wheel(Path(config.config_file_path).parent)
-    files.append(File.generated(config, f"dist/{wheel.name}", abs_src_path=str(wheel)))
-    return files
 
 
 def on_page_markdown(markdown: str, config: Any, **kwargs: Any) -> str:
@@ -206,16 +326,21 @@ def on_post_build(config: Any) -> None:
 
     version = config.extra["selfattn_version"]
     pages = chapter_pages(root)
+    def fresh(source: Path, target: Path) -> bool:  # only under `serve --dirty` does site/ survive a rebuild
+        return _SERVE["dirty"] and target.exists() and target.stat().st_mtime_ns > source.stat().st_mtime_ns
+
     for page in pages:
-        text = (docs / page).read_text(encoding="utf-8")
-        nb = chapter_notebook(text, f"docs/{page}", config.site_url or "", version)
-        jupytext.write(nb, out / notebook_name(page), fmt="ipynb")
+        if not fresh(docs / page, out / notebook_name(page)):
+            text = (docs / page).read_text(encoding="utf-8")
+            nb = chapter_notebook(text, f"docs/{page}", config.site_url or "", version)
+            jupytext.write(nb, out / notebook_name(page), fmt="ipynb")
     labs = [entry for entry in nav_entries(load_config(root)) if LAB.match(entry)]
     for lab in labs:  # the labs are jupytext percent scripts: convert each to .ipynb beside its page
         target = Path(config.site_dir) / lab_notebook(lab)
         target.parent.mkdir(parents=True, exist_ok=True)
-        nb = jupytext.read(docs / lab)
-        first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
-        nb.cells.insert(first_code, new_code_cell(setup_cell(version)))
-        jupytext.write(nb, target, fmt="ipynb")
+        if not fresh(docs / lab, target):
+            nb = jupytext.read(docs / lab)
+            first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
+            nb.cells.insert(first, new_code_cell(setup_cell(version)))
+            jupytext.write(nb, target, fmt="ipynb")
     log.info("notebooks: wrote %d chapter notebooks to %s/ and %d lab notebooks", len(pages), NOTEBOOK_DIR, len(labs))

@@ -53,12 +53,19 @@ def sources_hash(root: Path = ROOT) -> str:
     return h.hexdigest()[:16]
 
 
-def build_wheel(root: Path = ROOT, cache: Path | None = None) -> Path:
-    """Build the wheel (or reuse the cached one for the same sources) and return its path."""
+def build_wheel(root: Path = ROOT, cache: Path | None = None, *, stale_ok: bool = False) -> Path:
+    """Build the wheel (or reuse the cached one for the same sources) and return its path.
+
+    With ``stale_ok`` (``mkdocs serve``), the newest cached wheel of this version is reused
+    even if the sources changed since; a build (``make site``, CI) always matches them.
+    """
     cache = (root / ".cache" / "wheel") if cache is None else cache
     target = cache / sources_hash(root) / wheel_name(package_version(root))
     if target.exists():
         return target
+    older = sorted(cache.glob(f"*/{target.name}"), key=lambda p: p.stat().st_mtime)
+    if stale_ok and older:
+        return older[-1]
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "source"
         shutil.copytree(root / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))

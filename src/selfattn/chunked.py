@@ -26,7 +26,7 @@ import math
 import torch
 from torch import Tensor
 
-from selfattn.validation import check_positive_int, check_qkv
+from selfattn.validation import check_bool, check_mask, check_positive_int, check_qkv
 
 
 def keys_only_attention(
@@ -58,10 +58,6 @@ def keys_only_attention(
 
 
 # --- docs/08-long-sequences.md § 8.3.4 快速版：查询与键两层分块，原地更新 ---
-import torch
-from torch import Tensor
-
-
 def _tile_scores(
     qi: Tensor, kj: Tensor, mask: Tensor | None, is_causal: bool, i0: int, j0: int
 ) -> Tensor:
@@ -121,14 +117,6 @@ def _chunked_forward(
 
 
 # --- docs/08-long-sequences.md § 8.3.5 训练：反向传播时重算每一块 ---
-import math
-
-import torch
-from torch import Tensor
-
-from selfattn.validation import check_bool, check_mask, check_positive_int, check_qkv
-
-
 def _chunked_backward(
     q: Tensor,
     k: Tensor,

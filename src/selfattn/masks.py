@@ -68,10 +68,6 @@ def padding_mask(lengths: Tensor, n: int) -> Tensor:
 
 
 # --- docs/05-implementation.md § 掩码极性：MHA 与 SDPA 相反 ---
-import torch
-from torch import Tensor
-
-
 def to_mha_mask(mask: Tensor) -> Tensor:
     """Convert a mask between this book's convention and ``nn.MultiheadAttention``'s.
 
@@ -96,10 +92,6 @@ def to_mha_mask(mask: Tensor) -> Tensor:
 
 
 # --- docs/08-engineering.md § 组合填充掩码与因果掩码 ---
-import torch
-from torch import Tensor
-
-
 def _mask_desc(t: object) -> str:
     if isinstance(t, Tensor):
         return f"{t.dtype} tensor of shape (" + ", ".join(map(str, t.shape)) + ")"
@@ -146,10 +138,6 @@ def combine_masks(*masks: Tensor | None) -> Tensor | None:
 
 
 # --- docs/08-engineering.md § 与 `nn.MultiheadAttention` 互换掩码 ---
-import torch
-from torch import Tensor
-
-
 def from_mha_masks(
     attn_mask: Tensor | None = None,
     key_padding_mask: Tensor | None = None,

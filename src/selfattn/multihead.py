@@ -20,8 +20,13 @@ from torch import Tensor, nn
 
 from selfattn.functional import scaled_dot_product_attention
 from selfattn.masks import causal_mask
-from selfattn.validation import check_bool, check_mask, check_positive_int
-from selfattn.validation import check_tokens, shape_str
+from selfattn.validation import (
+    check_bool,
+    check_mask,
+    check_positive_int,
+    check_tokens,
+    shape_str,
+)
 
 
 class MultiHeadSelfAttention(nn.Module):
