@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -19,8 +20,9 @@ def raises(
 ) -> Iterator[None]:
     """Assert that the ``with`` block raises ``exc``, regex ``match`` in its message.
 
-    The message is printed as ``TypeName: message`` unless ``show`` is False.
-    Raises ``AssertionError`` when nothing, or something else, is raised.
+    The message is printed as ``TypeName: message`` unless ``show`` is False,
+    wrapped at 88 columns so that it fits the page. Raises ``AssertionError``
+    when nothing, or something else, is raised.
     """
     try:
         yield
@@ -29,6 +31,8 @@ def raises(
             msg = f"{type(err).__name__}: {err!s} does not match {match!r}"
             raise AssertionError(msg) from err
         if show:
-            print(f"{type(err).__name__}: {err}")
+            text = f"{type(err).__name__}: {err}"
+            print(textwrap.fill(text, 88, subsequent_indent="  ",
+                                break_long_words=False, break_on_hyphens=False))
     else:
         raise AssertionError(f"expected {exc.__name__}, but nothing was raised")
