@@ -26,18 +26,22 @@ def log_axes(ax: plt.Axes, ns: list[int]) -> None:
 
 
 def show(fig: plt.Figure) -> None:
-    """Embed the figure as a PNG (works whatever the matplotlib backend, e.g. MPLBACKEND=Agg)."""
+    """Embed the figure as a PNG, whatever the matplotlib backend (e.g. Agg)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
     display(Image(data=buf.getvalue()))
 
 
-root = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "benchmarks" / "results" / "cpu.json").exists())
-res = json.loads((root / "benchmarks" / "results" / "cpu.json").read_text(encoding="utf-8"))
+RESULTS = Path("benchmarks") / "results" / "cpu.json"
+root = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / RESULTS).exists())
+res = json.loads((root / RESULTS).read_text(encoding="utf-8"))
 m = res["machine"]
-print(f"{m['platform']} | {m['processor']} | {m['cpu_count']} CPUs | torch {m['torch']} | threads {m['threads']} | {m['date']}")
-print("config:", res["config"])
+print(f"{m['platform']} | {m['processor']} | {m['cpu_count']} CPUs")
+print(f"torch {m['torch']} | threads {m['threads']} | {m['date']}")
+print("config:")
+for key, value in res["config"].items():
+    print(f"  {key}: {value!r}")
 
 # %% [markdown]
 # ## 时间与 $n$（对数坐标）
@@ -47,17 +51,22 @@ print("config:", res["config"])
 # 来自测量时机器上的其他负载，这正是我们只比较同一轮内的比值的原因。
 
 # %%
-labels = {"explicit": "selfattn explicit", "sdpa": "F.scaled_dot_product_attention", "chunked": "selfattn chunked"}
+labels = {
+    "explicit": "selfattn explicit",
+    "sdpa": "F.scaled_dot_product_attention",
+    "chunked": "selfattn chunked",
+}
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
 for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
     rows = [r for r in res["time"] if r["case"] == "attention" and r["mode"] == mode]
     for path, label in labels.items():
-        pts = sorted((r["n"], r["median_ms"], r["min_ms"], r["max_ms"]) for r in rows if r["path"] == path)
+        mine = [r for r in rows if r["path"] == path]
+        pts = sorted((r["n"], r["median_ms"], r["min_ms"], r["max_ms"]) for r in mine)
         if not pts:
             continue
         n, med, lo, hi = zip(*pts)
-        ax.errorbar(n, med, yerr=[[a - b for a, b in zip(med, lo)], [b - a for a, b in zip(med, hi)]],
-                    marker="o", capsize=3, label=label)
+        err = [[a - b for a, b in zip(med, lo)], [b - a for a, b in zip(med, hi)]]
+        ax.errorbar(n, med, yerr=err, marker="o", capsize=3, label=label)
     n0, t0 = rows[-1]["n"], max(r["median_ms"] for r in rows if r["n"] == rows[-1]["n"])
     ref = [128, n0]
     ax.plot(ref, [t0 * (x / n0) ** 2 for x in ref], "k--", lw=1, label="slope 2 (n²)")
@@ -77,15 +86,17 @@ show(fig)
 
 # %%
 mem_labels = {**labels, "keys_only": "keys-only loop (autograd)"}
+heads = res["config"]["memory_heads"]
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
 for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
     rows = [r for r in res["memory"] if r["mode"] == mode]
     for path, label in mem_labels.items():
-        pts = sorted((r["n"], max(r["peak_extra_mib"], 0.1)) for r in rows if r["path"] == path)
+        mine = [r for r in rows if r["path"] == path]
+        pts = sorted((r["n"], max(r["peak_extra_mib"], 0.1)) for r in mine)
         if pts:
             ax.plot(*zip(*pts), marker="o", label=label)
     log_axes(ax, sorted({r["n"] for r in rows}))
-    ax.set_title(f"{mode}: peak extra memory (MiB), h = {res['config']['memory_heads']}")
+    ax.set_title(f"{mode}: peak extra memory (MiB), h = {heads}")
 axes[0].set_ylabel("MiB")
 axes[0].legend(fontsize=8)
 fig.tight_layout()
@@ -97,11 +108,18 @@ show(fig)
 # 每一行是同一次运行中、逐轮交替测量得到的比值（路径时间 / SDPA 时间）的中位数与最小–最大值。
 
 # %%
-print(f"{'case':10s} {'mode':8s} {'n':>5s}  {'path':14s} {'anchor':15s} {'median':>7s}  min–max")
+case = f"{'case':10s} {'mode':8s} {'n':>5s}"
+pair = f"{'path':14s} {'anchor':15s}"
+print(f"{case}  {pair} {'median':>7s}  min–max")
 for r in res["ratios"]:
-    print(f"{r['case']:10s} {r['mode']:8s} {r['n']:5d}  {r['path']:14s} {r['anchor']:15s} {r['median']:7.2f}  "
-          f"{r['min']:.2f}–{r['max']:.2f}")
+    case = f"{r['case']:10s} {r['mode']:8s} {r['n']:5d}"
+    pair = f"{r['path']:14s} {r['anchor']:15s}"
+    print(f"{case}  {pair} {r['median']:7.2f}  {r['min']:.2f}–{r['max']:.2f}")
 print()
 for t in res["targets"]:
-    value = f"{t['median']:.2f} ({t['min']:.2f}–{t['max']:.2f})" if "median" in t else f"{t['value']:.1f}"
-    print(f"{t['target']}: {value}, goal {t['goal']}, met: {t['met']}")
+    if "median" in t:
+        value = f"{t['median']:.2f} ({t['min']:.2f}–{t['max']:.2f})"
+    else:
+        value = f"{t['value']:.1f}"
+    print(f"{t['target']}:")
+    print(f"    {value}, goal {t['goal']}, met: {t['met']}")

@@ -13,6 +13,7 @@
 import math
 import time
 import weakref
+from functools import partial
 
 import matplotlib.pyplot as plt
 import torch
@@ -50,7 +51,9 @@ def make_batch(batch: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Te
     return x, torch.stack([pay.roll(1, dims=1), mean_same], dim=-1)         # (B, n, 2)
 
 
-def train(num_heads: int, steps: int = 200) -> tuple[MultiHeadSelfAttention, list[float]]:
+def train(
+    num_heads: int, steps: int = 200
+) -> tuple[MultiHeadSelfAttention, list[float]]:
     torch.manual_seed(0)
     model = MultiHeadSelfAttention(D_MODEL, num_heads)
     opt = torch.optim.Adam(model.parameters(), lr=0.03)
@@ -76,45 +79,60 @@ errors = {}
 with torch.no_grad():
     for h, model in models.items():
         out, _ = model(x_test)
-        errors[h] = ((out[..., :2] - y_test) ** 2).mean(dim=(0, 1))          # 每个通道的均方误差
+        # 每个通道的均方误差
+        errors[h] = ((out[..., :2] - y_test) ** 2).mean(dim=(0, 1))
 n_params = {h: sum(p.numel() for p in m.parameters()) for h, m in models.items()}
 print(f"trained both models in {time.perf_counter() - start:.1f} s")
 for h in (1, 2):
-    print(f"h = {h}: {n_params[h]} parameters, test MSE previous token = {errors[h][0]:.4f}, "
-          f"same-category mean = {errors[h][1]:.4f}")
+    e_prev, e_same = errors[h]
+    print(f"h = {h}: {n_params[h]} parameters, test MSE "
+          f"previous token = {e_prev:.4f}, same-category mean = {e_same:.4f}")
 
-assert n_params[1] == n_params[2] == 4 * D_MODEL**2 + 4 * D_MODEL, "参数量应相同：4d² + 4d"
-assert errors[2].max() < 0.02, f"两头模型应学会两个通道：{errors[2]}"
-assert errors[1].max() > 5 * errors[2].max(), f"单头模型至少有一个通道明显更差：{errors[1]}"
-assert errors[1][1] > 10 * errors[2].max(), f"这里单头模型学不会的是通道 1（同类平均）：{errors[1]}"
+err1, err2 = errors[1], errors[2]
+assert n_params[1] == n_params[2] == 4 * D_MODEL**2 + 4 * D_MODEL, (
+    "参数量应相同：4d² + 4d"
+)
+assert err2.max() < 0.02, f"两头模型应学会两个通道：{err2}"
+assert err1.max() > 5 * err2.max(), f"单头模型至少有一个通道明显更差：{err1}"
+assert err1[1] > 10 * err2.max(), f"这里单头模型学不会的是通道 1（同类平均）：{err1}"
 
 # %% [markdown]
 # 单头模型至少有一个通道学不会（这里是“同类平均”：它把唯一的注意力分布用在了“前一个词元”上，上面的断言检查了这一点），两头模型两个通道都接近 0。下图左边是训练曲线，右边是两头模型在一个测试序列上学到的逐头注意力图：一个头学成了“错开一位”的对角线，另一个头按类别分块（哪个头学哪种模式取决于初始化；下面的代码在整个测试集上检查这两种模式）。
 
 # %%
 with torch.no_grad():
-    _, per_head = models[2](x_test[:1], average_attn_weights=False)              # (1, 2, n, n)
-    _, single = models[1](x_test[:1])                                       # (1, n, n)
+    _, per_head = models[2](x_test[:1], average_attn_weights=False)  # (1, 2, n, n)
+    _, single = models[1](x_test[:1])                                # (1, n, n)
 cats0 = x_test[0, :, N_TOK:N_TOK + N_CAT].argmax(-1).tolist()
 
 with torch.no_grad():
-    _, heads_all = models[2](x_test, average_attn_weights=False)               # (512, 2, n, n)
-cats_all = x_test[..., N_TOK:N_TOK + N_CAT].argmax(-1)                   # (512, n)
-same_all = cats_all[:, :, None] == cats_all[:, None, :]                  # (512, n, n)
-prev = (torch.arange(N_TOK) - 1) % N_TOK                                 # 每个查询的前一个位置（循环）
+    _, heads_all = models[2](x_test, average_attn_weights=False)  # (512, 2, n, n)
+cats_all = x_test[..., N_TOK:N_TOK + N_CAT].argmax(-1)            # (512, n)
+same_all = cats_all[:, :, None] == cats_all[:, None, :]           # (512, n, n)
+prev = (torch.arange(N_TOK) - 1) % N_TOK                          # 前一个位置（循环）
 on_prev = [heads_all[:, j, torch.arange(N_TOK), prev].mean().item() for j in range(2)]
 on_same = [(heads_all[:, j] * same_all).sum(-1).mean().item() for j in range(2)]
 print("mean weight on the previous token, per head:", [round(w, 2) for w in on_prev])
 print("mean weight on the same category, per head: ", [round(w, 2) for w in on_same])
-p_head = max(range(2), key=lambda j: on_prev[j])                         # 学成“前一个词元”的那个头
-assert on_prev[p_head] > 0.8 and on_same[1 - p_head] > 0.9, "一个头看前一个词元，另一个头看同类词元"
+p_head = max(range(2), key=lambda j: on_prev[j])  # 学成“前一个词元”的那个头
+assert on_prev[p_head] > 0.8 and on_same[1 - p_head] > 0.9, (
+    "一个头看前一个词元，另一个头看同类词元"
+)
 
-fig, axes = plt.subplots(1, 4, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1.4, 1, 1, 1]}, layout="constrained")
+fig, axes = plt.subplots(
+    1, 4, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1.4, 1, 1, 1]},
+    layout="constrained",
+)
 for h, color in ((1, "tab:red"), (2, "tab:blue")):
     axes[0].plot(curves[h], color=color, label=f"h = {h}")
-axes[0].set(yscale="log", xlabel="step", ylabel="training MSE", title="same parameters, different heads")
+axes[0].set(yscale="log", xlabel="step", ylabel="training MSE",
+            title="same parameters, different heads")
 axes[0].legend()
-panels = [(single[0], "h = 1: the only head"), (per_head[0, 0], "h = 2: head 0"), (per_head[0, 1], "h = 2: head 1")]
+panels = [
+    (single[0], "h = 1: the only head"),
+    (per_head[0, 0], "h = 2: head 0"),
+    (per_head[0, 1], "h = 2: head 1"),
+]
 for ax, (w, title) in zip(axes[1:], panels):
     im = ax.imshow(w.numpy(), vmin=0, vmax=1, cmap="viridis")
     ax.set(title=title, xlabel="key j (category)", ylabel="query i")
@@ -143,28 +161,29 @@ class LiveTensorBytes(TorchDispatchMode):
         super().__init__()
         self.live = 0
         self.peak = 0
-        self.refs: dict[int, int] = {}                                     # 存储地址 -> 持有它的张量个数
+        self.refs: dict[int, int] = {}  # 存储地址 -> 持有它的张量个数
 
     def _release(self, ptr: int, nbytes: int) -> None:
         self.refs[ptr] -= 1
-        if self.refs[ptr] == 0:                                             # 最后一个持有者释放
+        if self.refs[ptr] == 0:  # 最后一个持有者释放
             del self.refs[ptr]
             self.live -= nbytes
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in tree_flatten(out)[0]:
-            if isinstance(t, torch.Tensor) and not t._is_view():           # 视图通过 _base 保住原存储
+            # 视图通过 _base 保住原存储
+            if isinstance(t, torch.Tensor) and not t._is_view():
                 storage = t.untyped_storage()
                 ptr, nbytes = storage.data_ptr(), storage.nbytes()
                 if nbytes == 0:
                     continue
-                if ptr not in self.refs:                                    # 新分配的存储
+                if ptr not in self.refs:  # 新分配的存储
                     self.refs[ptr] = 0
                     self.live += nbytes
                     self.peak = max(self.peak, self.live)
                 self.refs[ptr] += 1
-                weakref.finalize(t, self._release, ptr, nbytes)             # 张量释放时减少计数
+                weakref.finalize(t, self._release, ptr, nbytes)  # 张量释放时减少计数
         return out
 
 
@@ -176,7 +195,7 @@ def peak_mib(fn) -> float:
 
 
 def best_ms(fn, repeats: int = 5) -> float:
-    """Best of `repeats` runs: on a shared machine the minimum is the least noisy estimate."""
+    """Best of `repeats` runs: the least noisy estimate on a shared machine."""
     times = []
     with torch.no_grad():
         fn()                                                                # 预热
@@ -194,21 +213,26 @@ start = time.perf_counter()
 for n in sizes:
     torch.manual_seed(0)
     q, k, v = (torch.randn(B, H, n, D_HEAD) for _ in range(3))
+    explicit = partial(scaled_dot_product_attention, q, k, v)
+    causal = partial(scaled_dot_product_attention, q, k, v, is_causal=True)
+    sdpa = partial(F.scaled_dot_product_attention, q, k, v)
     rows.append({
         "n": n,
-        "scores_mib": B * H * n * n * 4 / 2**20,                            # 一份 (B, h, n, n) float32
-        "explicit_mib": peak_mib(lambda: scaled_dot_product_attention(q, k, v)),
-        "causal_mib": peak_mib(lambda: scaled_dot_product_attention(q, k, v, is_causal=True)),
-        "sdpa_mib": peak_mib(lambda: F.scaled_dot_product_attention(q, k, v)),
-        "explicit_ms": best_ms(lambda: scaled_dot_product_attention(q, k, v)),
-        "sdpa_ms": best_ms(lambda: F.scaled_dot_product_attention(q, k, v)),
+        "scores_mib": B * H * n * n * 4 / 2**20,  # 一份 (B, h, n, n) float32
+        "explicit_mib": peak_mib(explicit),
+        "causal_mib": peak_mib(causal),
+        "sdpa_mib": peak_mib(sdpa),
+        "explicit_ms": best_ms(explicit),
+        "sdpa_ms": best_ms(sdpa),
     })
 print(f"measured in {time.perf_counter() - start:.1f} s\n")
-print(f"{'n':>5} {'scores':>8} {'explicit':>9} {'+causal':>8} {'SDPA':>7} {'explicit':>10} {'SDPA':>9}")
-print(f"{'':>5} {'MiB':>8} {'peak MiB':>9} {'MiB':>8} {'MiB':>7} {'ms':>10} {'ms':>9}")
+table = "{:>5} {:>8} {:>9} {:>8} {:>7} {:>10} {:>9}"
+print(table.format("n", "scores", "explicit", "+causal", "SDPA", "explicit", "SDPA"))
+print(table.format("", "MiB", "peak MiB", "MiB", "MiB", "ms", "ms"))
+keys = ["scores_mib", "explicit_mib", "causal_mib", "sdpa_mib",
+        "explicit_ms", "sdpa_ms"]
 for r in rows:
-    print(f"{r['n']:>5} {r['scores_mib']:>8.2f} {r['explicit_mib']:>9.2f} {r['causal_mib']:>8.2f} "
-          f"{r['sdpa_mib']:>7.2f} {r['explicit_ms']:>10.2f} {r['sdpa_ms']:>9.2f}")
+    print(table.format(r["n"], *(f"{r[key]:.2f}" for key in keys)))
 
 # %% [markdown]
 # 检查表中的规律（只断言比例，不断言绝对的毫秒数）：
@@ -219,35 +243,49 @@ ratio_explicit = big["explicit_mib"] / big["scores_mib"]
 ratio_causal = big["causal_mib"] / big["scores_mib"]
 growth = big["explicit_mib"] / prev["explicit_mib"]
 speedup = big["explicit_ms"] / big["sdpa_ms"]
-print(f"n = {big['n']}: explicit peak = {ratio_explicit:.2f} x one scores matrix, with causal mask {ratio_causal:.2f} x")
+print(f"n = {big['n']}: explicit peak = {ratio_explicit:.2f} x one scores matrix, "
+      f"with causal mask {ratio_causal:.2f} x")
 print(f"n {prev['n']} -> {big['n']}: explicit peak grows {growth:.2f} x")
-print(f"n = {big['n']}: SDPA forward is {speedup:.1f} x faster than the explicit path on this machine")
+print(f"n = {big['n']}: SDPA forward is {speedup:.1f} x faster "
+      "than the explicit path on this machine")
 assert 1.9 < ratio_explicit < 2.2, "得分与权重同时存在：约 2 份"
 assert 1.9 < ratio_causal < 2.3, "masked_fill 生成新得分后旧得分随即释放：仍约 2 份"
 assert 3.8 < growth < 4.2, "n 翻倍，内存约 4 倍"
-assert all(r["sdpa_mib"] < r["scores_mib"] for r in rows[1:]), "SDPA 不创建 (B, h, n, n) 的张量"
-returned_mib = [B * H * r["n"] * (D_HEAD + 1) * 4 / 2**20 for r in rows]   # 输出 (B, h, n, d_head) + lse (B, h, n)
-assert all(r["sdpa_mib"] <= 1.1 * m for r, m in zip(rows, returned_mib)), "SDPA 只创建它返回的输出与 lse"
+assert all(r["sdpa_mib"] < r["scores_mib"] for r in rows[1:]), (
+    "SDPA 不创建 (B, h, n, n) 的张量"
+)
+# 输出 (B, h, n, d_head) + lse (B, h, n)
+returned_mib = [B * H * r["n"] * (D_HEAD + 1) * 4 / 2**20 for r in rows]
+assert all(r["sdpa_mib"] <= 1.1 * m for r, m in zip(rows, returned_mib)), (
+    "SDPA 只创建它返回的输出与 lse"
+)
 assert big["explicit_ms"] > 10 * rows[0]["explicit_ms"], "时间随 n 明显增长"
 assert speedup > 1.5, f"在最大的 n 上 SDPA 应明显更快，实测 {speedup:.2f}x"
 
 # %%
-ns = [r["n"] for r in rows]
+def column(key: str) -> list[float]:
+    return [r[key] for r in rows]
+
+
+ns = column("n")
 fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(12, 4.2))
-ax_t.plot(ns, [r["explicit_ms"] for r in rows], "o-", label="explicit (returns weights)")
-ax_t.plot(ns, [r["sdpa_ms"] for r in rows], "s-", label="F.scaled_dot_product_attention")
+ax_t.plot(ns, column("explicit_ms"), "o-", label="explicit (returns weights)")
+ax_t.plot(ns, column("sdpa_ms"), "s-", label="F.scaled_dot_product_attention")
 ref = rows[-1]["explicit_ms"]
 ax_t.plot(ns, [ref * (n / ns[-1]) ** 2 for n in ns], "k:", label=r"$\propto n^2$")
-ax_t.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="forward time (ms, best of 5)",
+ax_t.set(xscale="log", yscale="log", xlabel="sequence length n",
+         ylabel="forward time (ms, best of 5)",
          title=f"time (B={B}, h={H}, d_head={D_HEAD}, 1 thread)")
 ax_t.minorticks_off()
 ax_t.set_xticks(ns, [str(n) for n in ns])
 ax_t.legend()
-ax_m.plot(ns, [r["explicit_mib"] for r in rows], "o-", label="explicit: measured peak")
-ax_m.plot(ns, [r["causal_mib"] for r in rows], "^-", label="explicit + is_causal: measured peak")
-ax_m.plot(ns, [r["scores_mib"] for r in rows], "k:", label=r"one scores matrix $B h n^2 \cdot 4$ bytes")
-ax_m.plot(ns, [r["sdpa_mib"] for r in rows], "s-", label="SDPA: tensors it returns")
-ax_m.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="MiB", title="peak tensor memory")
+ax_m.plot(ns, column("explicit_mib"), "o-", label="explicit: measured peak")
+ax_m.plot(ns, column("causal_mib"), "^-", label="explicit + is_causal: measured peak")
+one_scores = r"one scores matrix $B h n^2 \cdot 4$ bytes"
+ax_m.plot(ns, column("scores_mib"), "k:", label=one_scores)
+ax_m.plot(ns, column("sdpa_mib"), "s-", label="SDPA: tensors it returns")
+ax_m.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="MiB",
+         title="peak tensor memory")
 ax_m.minorticks_off()
 ax_m.set_xticks(ns, [str(n) for n in ns])
 ax_m.legend(fontsize=8)
