@@ -149,7 +149,9 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
         raise CharError(f"checkpoint not found: {path}")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError:
+    except pickle.UnpicklingError as err:
+        if "Unsupported global" not in str(err):  # 不是代码，只是坏字节
+            raise CharError(f"{path} is not a readable checkpoint") from None
         raise CharError(
             f"{path.name} holds Python objects other than tensors and plain data; "
             "refused (loaded with weights_only=True, nothing was executed)"
@@ -198,6 +200,7 @@ def cmd_train(args: argparse.Namespace) -> None:
         if state["chars"] != vocab.chars:
             raise CharError(f"{out} was trained on a text with another vocabulary")
         config, step = state["config"], state["step"]
+    torch.manual_seed(args.seed)  # 初始参数也由 --seed 决定
     model = build(config)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
     if state is not None:
