@@ -3,6 +3,9 @@ equals full recomputation, generate() samples as documented."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
@@ -172,3 +175,19 @@ def test_generate_top_k_temperature_and_mode() -> None:
     assert (top3 == out[0, 5:, None]).any(dim=-1).all()
     with pytest.raises(ValueError, match="temperature"):
         generate(model, start, 1, temperature=-1.0)
+
+
+def test_model_benchmark_runs_at_tiny_sizes(tmp_path: Path) -> None:
+    """benchmarks/model.py cannot rot: the quick run writes complete JSON (not the real numbers)."""
+    from benchmarks.model import main
+
+    threads = torch.get_num_threads()
+    try:
+        main(["--quick", "--threads", "1", "--out", str(tmp_path / "m.json")])
+    finally:
+        torch.set_num_threads(threads)
+    saved = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    assert {(r["case"], r["path"]) for r in saved["time"]} == {
+        ("train", "selfattn"), ("train", "nn_mha"), ("generate", "cache"), ("generate", "recompute")}
+    assert 0 < saved["train_speed"]["min"] <= saved["train_speed"]["median"] <= saved["train_speed"]["max"]
+    assert [t["goal"] for t in saved["targets"]] == [">= 0.95", "report"]
