@@ -177,11 +177,6 @@ def read_text(path: Path) -> str:
     return text
 
 
-def build(config: dict[str, Any]) -> CharLM:
-    keys = ("vocab_size", "block_size", "d_model", "num_heads", "num_layers", "dropout")
-    return CharLM(**{k: config[k] for k in keys})
-
-
 def cmd_train(args: argparse.Namespace) -> None:
     for name in ("steps", "save_every", "batch_size", "block_size"):
         if getattr(args, name) <= 0:
@@ -201,7 +196,7 @@ def cmd_train(args: argparse.Namespace) -> None:
             raise CharError(f"{out} was trained on a text with another vocabulary")
         config, step = state["config"], state["step"]
     torch.manual_seed(args.seed)  # 初始参数也由 --seed 决定
-    model = build(config)
+    model = CharLM(**config)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
     if state is not None:
         model.load_state_dict(state["model"])
@@ -225,7 +220,7 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 def cmd_sample(args: argparse.Namespace) -> None:
     state = load_checkpoint(Path(args.checkpoint))
-    vocab, model = Vocab(state["chars"]), build(state["config"])
+    vocab, model = Vocab(state["chars"]), CharLM(**state["config"])
     model.load_state_dict(state["model"])
     if not args.prompt:
         raise CharError("--prompt must not be empty")
