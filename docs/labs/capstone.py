@@ -22,7 +22,7 @@
 # 5. 实验二：会偷看下一个字符的因果掩码，多个随机种子。
 #
 # 下载：[Jupyter 笔记本](capstone.ipynb)，或 jupytext percent 格式的[源文件](capstone.py)（可以当普通 Python 脚本运行）。
-# 整个笔记本在 2 核 CPU 上约一分钟跑完；所有损失的单位都是 nats / 字符。
+# 整个笔记本在空闲的 2 核 CPU 上约一分钟跑完（最后一个单元打印实际用时）；所有损失的单位都是 nats / 字符。
 # **训练出来的数字和生成的文本因机器而异**（CPU 与线程数改变浮点加法的顺序）；下面的断言只检查在不同种子之间都成立的结论。
 
 # %%
@@ -41,8 +41,11 @@ from selfattn.model import CharLM, generate
 from selfattn.multihead import MultiHeadSelfAttention
 
 T0 = time.perf_counter()
-root = next(p for p in [Path.cwd(), *Path.cwd().parents]
-            if (p / "docs/labs/data/book.txt").exists())
+root = next(
+    p
+    for p in [Path.cwd(), *Path.cwd().parents]
+    if (p / "docs/labs/data/book.txt").exists()
+)
 vocab, train_data, val_data = load_corpus(root / "docs/labs/data/book.txt")
 p = torch.bincount(train_data, minlength=len(vocab.chars)).double() / len(train_data)
 UNIGRAM = -(p * p.log()).nansum().item()  # 一元熵：只知道字符频率的模型
@@ -73,15 +76,19 @@ fig, ax = plt.subplots(figsize=(6.5, 4))
 ax.plot(range(1, STEPS + 1), smooth, label="train (20-step mean)")
 ax.plot(*zip(*val_curve, strict=True), "o-", label="validation")
 ax.axhline(UNIGRAM, color="k", ls="--", lw=1, label=f"unigram entropy {UNIGRAM:.2f}")
-ax.axhline(math.log(V), color="gray", ls=":", lw=1, label=f"uniform ln {V} = {math.log(V):.2f}")
+ax.axhline(
+    math.log(V), color="gray", ls=":", lw=1, label=f"uniform ln {V} = {math.log(V):.2f}"
+)
 ax.set_xlabel("step")
 ax.set_ylabel("loss (nats / char)")
 ax.set_title("Character-level LM on the book's own text")
 ax.legend()
 ax.grid(True, alpha=0.3)
 plt.show()
-print(f"final validation loss {final_val:.3f} nats (whole validation split); "
-      f"unigram {UNIGRAM:.3f}; gap {UNIGRAM - final_val:.2f}")
+print(
+    f"final validation loss {final_val:.3f} nats (whole validation split); "
+    f"unigram {UNIGRAM:.3f}; gap {UNIGRAM - final_val:.2f}"
+)
 assert final_val < UNIGRAM - 1.0, "验证损失明显低于一元熵：模型在用上下文"
 
 # %% [markdown]
@@ -96,8 +103,9 @@ assert final_val < UNIGRAM - 1.0, "验证损失明显低于一元熵：模型在
 # %%
 g = torch.Generator().manual_seed(0)
 for prompt in ("def ", "注意力", "## "):
-    out = generate(model, vocab.encode(prompt)[None], 160, temperature=0.8, top_k=20,
-                   generator=g)
+    out = generate(
+        model, vocab.encode(prompt)[None], 160, temperature=0.8, top_k=20, generator=g
+    )
     print(repr(vocab.decode(out[0])), end="\n\n")
 
 # %% [markdown]
@@ -139,8 +147,12 @@ for layer, w in enumerate(maps):
         ax = axes[layer, head]
         ax.imshow(w[0, head], cmap="viridis", vmin=0, vmax=1)
         ax.set_title(f"layer {layer}, head {head}", fontsize=9)
-        ax.set_xticks(range(len(sentence)), list(sentence), fontsize=6, family="monospace")
-        ax.set_yticks(range(len(sentence)), list(sentence), fontsize=6, family="monospace")
+        ax.set_xticks(
+            range(len(sentence)), list(sentence), fontsize=6, family="monospace"
+        )
+        ax.set_yticks(
+            range(len(sentence)), list(sentence), fontsize=6, family="monospace"
+        )
 fig.suptitle("Attention weights (row = query, column = key) on one line of code")
 fig.tight_layout()
 plt.show()
@@ -165,7 +177,7 @@ assert (rows.triu(diagonal=1) == 0).all(), "因果：没有权重落在未来"
 
 # %%
 class ScaledSelfAttention(MultiHeadSelfAttention):
-    """MultiHeadSelfAttention whose scores are multiplied by ``scale`` instead of 1/√d_head."""
+    """MultiHeadSelfAttention with scores multiplied by ``scale`` (not 1/√d_head)."""
 
     def __init__(self, d_model: int, num_heads: int, scale: float) -> None:
         super().__init__(d_model, num_heads)
@@ -174,8 +186,9 @@ class ScaledSelfAttention(MultiHeadSelfAttention):
     def forward(self, x, mask=None, *, is_causal=False, need_weights=False, **_):
         b, n, d = x.shape
         q, k, v = heads(self, x)
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal,
-                                           scale=self.scale)
+        a = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, is_causal=is_causal, scale=self.scale
+        )
         return self.out_proj(a.transpose(1, 2).reshape(b, n, d)), None
 
 
@@ -207,17 +220,25 @@ for name, scale in SCALES.items():
     for seed in SEEDS:
         m = small_model(seed, scale)
         o = torch.optim.AdamW(m.parameters(), lr=3e-3)
-        r = {"val": [evaluate(m, val_data[:8192])], "entropy": [mean_entropy(m)], "train": []}
+        r = {
+            "val": [evaluate(m, val_data[:8192])],
+            "entropy": [mean_entropy(m)],
+            "train": [],
+        }
         for a, b in zip(CHECK, CHECK[1:], strict=False):
-            r["train"] += train(m, train_data, b - a, batch_size=16, seed=1000 * seed + a, opt=o)
+            r["train"] += train(
+                m, train_data, b - a, batch_size=16, seed=1000 * seed + a, opt=o
+            )
             r["val"].append(evaluate(m, val_data[:8192]))
             r["entropy"].append(mean_entropy(m))
         runs[name, seed], trained[name, seed] = r, m
-print(f"{len(runs)} runs in {time.perf_counter() - t:.0f} s; uniform entropy {UNIFORM:.2f}")
+print(f"{len(runs)} runs in {time.perf_counter() - t:.0f} s")
+print(f"entropy of uniform causal weights, mean over rows: {UNIFORM:.2f}")
 
 
 def spread(xs):
-    return f"{statistics.fmean(xs):.3f} ± {statistics.stdev(xs):.3f} (min {min(xs):.3f}, max {max(xs):.3f})"
+    mean, std = statistics.fmean(xs), statistics.stdev(xs)
+    return f"{mean:.3f} ± {std:.3f} (min {min(xs):.3f}, max {max(xs):.3f})"
 
 
 for name in SCALES:
@@ -233,9 +254,17 @@ for name in SCALES:
     for key, ax in zip(("val", "entropy"), axes, strict=True):
         ys = [[runs[name, s][key][i] for s in SEEDS] for i in range(len(CHECK))]
         mean = [statistics.fmean(y) for y in ys]
-        ax.errorbar(CHECK, mean, yerr=[[m - min(y) for m, y in zip(mean, ys, strict=True)],
-                                       [max(y) - m for m, y in zip(mean, ys, strict=True)]],
-                    marker="o", capsize=3, label=name)
+        ax.errorbar(
+            CHECK,
+            mean,
+            yerr=[
+                [m - min(y) for m, y in zip(mean, ys, strict=True)],
+                [max(y) - m for m, y in zip(mean, ys, strict=True)],
+            ],
+            marker="o",
+            capsize=3,
+            label=name,
+        )
 axes[0].axhline(UNIGRAM, color="k", ls="--", lw=1, label="unigram")
 axes[0].set_ylabel("validation loss (nats / char)")
 axes[1].axhline(UNIFORM, color="gray", ls=":", lw=1, label="uniform weights")
@@ -250,6 +279,7 @@ plt.show()
 
 # %% [markdown]
 # 下面的断言只检查 3 个种子**全部**支持的结论（每个比较都是“一组的最大值 < 另一组的最小值”）。
+
 
 # %%
 def final(name, key):
@@ -295,8 +325,13 @@ BOOK_TOP = torch.bincount(train_data).max().item() / len(train_data)
 
 def sample_stats(m: CharLM, seed: int) -> tuple[float, int]:
     """Share of the most common character and number of distinct ones in 300 samples."""
-    out = generate(m, vocab.encode("\n")[None], 300, temperature=1.0,
-                   generator=torch.Generator().manual_seed(seed))[0, 1:]
+    out = generate(
+        m,
+        vocab.encode("\n")[None],
+        300,
+        temperature=1.0,
+        generator=torch.Generator().manual_seed(seed),
+    )[0, 1:]
     return torch.bincount(out).max().item() / len(out), len(out.unique())
 
 
@@ -304,14 +339,28 @@ leak, honest = [], []
 for seed in SEEDS:
     m = small_model(seed)  # 默认缩放 1/√d_k，与实验一的诚实模型同样的初始权重
     losses = train(m, train_data, 150, batch_size=16, seed=1000 * seed, mask=LEAKY)
-    leak.append({"train": statistics.fmean(losses[-10:]),
-                 "val_leaky": evaluate(m, val_data[:8192], LEAKY),
-                 "val_causal": evaluate(m, val_data[:8192]),
-                 **dict(zip(("top_char", "distinct"), sample_stats(m, seed), strict=True))})
+    leak.append(
+        {
+            "train": statistics.fmean(losses[-10:]),
+            "val_leaky": evaluate(m, val_data[:8192], LEAKY),
+            "val_causal": evaluate(m, val_data[:8192]),
+            **dict(zip(("top_char", "distinct"), sample_stats(m, seed), strict=True)),
+        }
+    )
     r = runs["1/sqrt(d_k)", seed]
-    honest.append({"train": statistics.fmean(r["train"][-10:]), "val_causal": r["val"][-1],
-                   **dict(zip(("top_char", "distinct"),
-                              sample_stats(trained["1/sqrt(d_k)", seed], seed), strict=True))})
+    honest.append(
+        {
+            "train": statistics.fmean(r["train"][-10:]),
+            "val_causal": r["val"][-1],
+            **dict(
+                zip(
+                    ("top_char", "distinct"),
+                    sample_stats(trained["1/sqrt(d_k)", seed], seed),
+                    strict=True,
+                )
+            ),
+        }
+    )
 for key in ("train", "val_leaky", "val_causal", "top_char", "distinct"):
     row = f"{key:10s} leaky mask: {spread([x[key] for x in leak])}"
     if key in honest[0]:
@@ -322,10 +371,18 @@ print(f"unigram entropy {UNIGRAM:.3f}; book: most common character {BOOK_TOP:.3f
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.6))
 labels = ["train loss\n(its own mask)", "val loss\n(correct mask)"]
-for i, (group, name) in enumerate(((honest, "honest causal mask"), (leak, "leaky mask (i sees i+1)"))):
+for i, (group, name) in enumerate(
+    ((honest, "honest causal mask"), (leak, "leaky mask (i sees i+1)"))
+):
     ys = [[x["train"] for x in group], [x["val_causal"] for x in group]]
-    ax.bar([j + 0.38 * i for j in range(2)], [statistics.fmean(y) for y in ys], width=0.36,
-           yerr=[statistics.stdev(y) for y in ys], capsize=4, label=name)
+    ax.bar(
+        [j + 0.38 * i for j in range(2)],
+        [statistics.fmean(y) for y in ys],
+        width=0.36,
+        yerr=[statistics.stdev(y) for y in ys],
+        capsize=4,
+        label=name,
+    )
 ax.axhline(UNIGRAM, color="k", ls="--", lw=1, label="unigram entropy")
 ax.set_xticks([0.19, 1.19], labels)
 ax.set_ylabel("nats / char")
@@ -334,7 +391,9 @@ ax.legend(fontsize=8)
 plt.show()
 
 for name, mdl in (("leaky", m), ("honest", trained["1/sqrt(d_k)", SEEDS[-1]])):
-    out = generate(mdl, vocab.encode("def ")[None], 120, generator=torch.Generator().manual_seed(0))
+    out = generate(
+        mdl, vocab.encode("def ")[None], 120, generator=torch.Generator().manual_seed(0)
+    )
     print(f"{name} model, sample (machine-dependent): {vocab.decode(out[0])!r}")
 
 # %% [markdown]
