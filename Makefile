@@ -16,7 +16,7 @@ STAMP      := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)/src:$(CURDIR)
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup serve serve-full serve-timing site build tangle tangle-check test test-fast bench clean browser-deps lint-workflows
+.PHONY: setup serve serve-full serve-timing site build tangle tangle-check test test-fast bench bench-model clean browser-deps lint-workflows
 
 setup: $(STAMP)
 
@@ -80,9 +80,14 @@ test-fast: $(STAMP)
 	$(BIN)/python -m tools.tangle --check
 	$(BIN)/python -m pytest -m "not browser" --deselect tests/test_site.py
 
-# CPU benchmarks (a few minutes): writes benchmarks/results/cpu.json; see docs/reference/benchmarks.md.
+# CPU benchmarks (a few minutes): writes benchmarks/results/cpu.json and model.json; see docs/reference/benchmarks.md.
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
+	$(BIN)/python -m benchmarks.model
+
+# Only chapter 10's model (about a minute): benchmarks/results/model.json.
+bench-model: $(STAMP)
+	$(BIN)/python -m benchmarks.model
 
 clean:
 	rm -rf site build .cache

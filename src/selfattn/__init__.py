@@ -21,6 +21,7 @@ from selfattn.masks import (
     padding_mask,
     to_mha_mask,
 )
+from selfattn.model import Block, CharLM, generate
 from selfattn.multihead import MultiHeadSelfAttention
 from selfattn.self_attention import SelfAttention
 
@@ -45,6 +46,10 @@ __all__ = [
     # chunked.py（第 8 章，长序列）
     "chunked_attention",
     "keys_only_attention",
+    # model.py（第 10 章）
+    "Block",
+    "CharLM",
+    "generate",
 ]
 try:  # 唯一的版本号写在 pyproject.toml 里，安装时进入包的元数据
     __version__ = importlib.metadata.version("selfattn")

@@ -3,7 +3,7 @@
 # Edit the chapter(s) above and run `make tangle`; CI fails if this file drifts.
 
 
-# --- docs/06-checks-source.md § 6.9 附：`selfattn.checks` 的完整代码 ---
+# --- docs/06-checks-source.md § 6.9 附：检查器的完整代码 ---
 """Reusable checks for any attention function: point them at your own code.
 
 The function under test is called like ``selfattn.functional.
@@ -94,7 +94,7 @@ class CheckError(AssertionError):
         self.result = result
 
 
-# --- docs/06-checks-source.md § 6.9 附：`selfattn.checks` 的完整代码 ---
+# --- docs/06-checks-source.md § 6.9 附：检查器的完整代码 ---
 B, H, D_K, D_V = 2, 2, 4, 3  # d_k != d_v: shape mistakes cannot hide
 ATOL = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 2e-2,
         torch.float16: 2e-3}
@@ -212,7 +212,7 @@ def passed(x: Inputs) -> CheckResult:
     return CheckResult(x.name, True, x.worst, None, f"{x.name}: ok")
 
 
-# --- docs/06-checks-source.md § 6.9 附：`selfattn.checks` 的完整代码 ---
+# --- docs/06-checks-source.md § 6.9 附：检查器的完整代码 ---
 def check_rows_sum_to_one(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
     """Every row of the weights sums to 1; the index is ``(b, h, i)``."""
     x = make_inputs(fn, "rows_sum_to_one", **options)
@@ -333,7 +333,7 @@ def check_fully_masked_rows(fn: AttentionFn, **options: Unpack[Options]) -> Chec
     return passed(x)
 
 
-# --- docs/06-checks-source.md § 6.9 附：`selfattn.checks` 的完整代码 ---
+# --- docs/06-checks-source.md § 6.9 附：检查器的完整代码 ---
 CHECKS = (check_rows_sum_to_one, check_mask_respected, check_matches_reference,
           check_gradients, check_causal, check_padding_invariance,
           check_fully_masked_rows)

@@ -12,9 +12,13 @@ in training mode. A ``mask`` is bool ``(n, n)``, True = may attend; ``None`` mea
 the causal mask.
 """
 
+import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
+from selfattn.masks import causal_mask
 from selfattn.multihead import MultiHeadSelfAttention
+from selfattn.validation import check_positive_int
 
 
 class Block(nn.Module):
@@ -57,12 +61,6 @@ class Block(nn.Module):
 
 
 # --- docs/10-capstone.md § 10.3 语言模型：位置信息从哪里来 ---
-import torch
-from torch import Tensor, nn
-
-from selfattn.validation import check_positive_int
-
-
 class CharLM(nn.Module):
     """Causal LM: token + learned position embeddings, ``num_layers`` blocks, LN, head.
 
@@ -103,12 +101,6 @@ class CharLM(nn.Module):
 
 
 # --- docs/10-capstone.md § 10.4 生成与 KV 缓存 ---
-import torch
-import torch.nn.functional as F
-from torch import Tensor
-
-from selfattn.masks import causal_mask
-
 KVCache = list[tuple[Tensor, Tensor]]  # 每层一对 (键, 值)，各 (B, h, T, d_head)
 
 
