@@ -79,6 +79,8 @@ def _make_cache_copy(dst: Path) -> Path:
     ``labs/probe.py`` prints the package's ``VALUE``; ``labs/other.py`` depends on nothing.
     """
     shutil.copytree(ROOT / "tools", dst / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):  # the hook reads the version and builds the wheel
+        shutil.copy2(ROOT / name, dst / name)
     if (ROOT / "overrides").is_dir():
         shutil.copytree(ROOT / "overrides", dst / "overrides")
     docs = dst / "docs"

@@ -252,5 +252,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and "ipykernel" not in sys.modules:  # 笔记本里不启动命令行
     sys.exit(main())
