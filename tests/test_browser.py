@@ -4,7 +4,7 @@ Every page of the ``nav`` of ``mkdocs.yml`` (chapters, labs, reference) is opene
 local server and checked: no console error, no request to any host but 127.0.0.1, every
 formula rendered by the vendored KaTeX, the file title of every titled code block, a copy
 button on every code block, the lab plots, the notebook download link of the chapters, and
-the light/dark toggle. A full-page screenshot of each page in both palettes is written to
+the light/dark toggle. A full-page light screenshot of each page, its first 1280 x 900 screen, and that screen in the dark palette are written to
 ``build/screenshots/`` (CI keeps it as an artifact). The Chinese search is checked too.
 
 Chromium is found as ``$SELFATTN_CHROMIUM``, ``chromium`` or ``chromium-browser`` on PATH.
@@ -276,9 +276,9 @@ IMAGES = """() => [...document.querySelectorAll('.jupyter-wrapper .jp-OutputArea
   .map((img) => ({src: img.src.slice(0, 22), width: img.naturalWidth}))"""
 
 
-def shoot(page: Any, name: str) -> None:
-    """A full-page screenshot in build/screenshots/ (JPEG: half the time of PNG on the long chapters)."""
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.jpg"), full_page=True, type="jpeg", quality=85)
+def shoot(page: Any, name: str, full_page: bool = True) -> None:
+    """A screenshot in build/screenshots/ (JPEG: half the time of PNG on the long chapters)."""
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.jpg"), full_page=full_page, type="jpeg", quality=85)
 
 
 def _slug(src: str) -> str:
@@ -350,6 +350,7 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
                 problems.append("no 'edit this page' button pointing at the page's source")
 
         shoot(page, f"{_slug(src)}-light")
+        shoot(page, f"{_slug(src)}-light-1280x900", full_page=False)  # what a reader sees first
 
         # The palette toggle: light -> dark and back.
         scheme = page.locator("body").get_attribute("data-md-color-scheme")
@@ -359,7 +360,7 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         dark = page.locator("body").get_attribute("data-md-color-scheme")
         if (scheme, dark) != ("default", "slate"):
             problems.append(f"the palette toggle went from {scheme!r} to {dark!r}, expected 'default' -> 'slate'")
-        shoot(page, f"{_slug(src)}-dark")
+        shoot(page, f"{_slug(src)}-dark", full_page=False)  # the palette: the first screen is enough
         page.locator("form[data-md-component=palette] label:visible").click()
         with contextlib.suppress(Exception):
             page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=3000)
@@ -462,6 +463,8 @@ def page_problems(chromium: str, base_url: str, request: pytest.FixtureRequest) 
     """Check the selected pages of the nav, in WORKERS threads with a browser each; map each page to its problems."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     results: dict[str, list[str]] = {}
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # under xdist the workers share the pages: test_page checks its own
+        return results
     selected = {
         i.callspec.params["src"] for i in request.session.items if getattr(i, "originalname", "") == "test_page"
     }
@@ -484,8 +487,10 @@ def page_problems(chromium: str, base_url: str, request: pytest.FixtureRequest) 
 
 
 @pytest.mark.parametrize("src", PAGES, ids=_slug)
-def test_page(page_problems: dict[str, list[str]], base_url: str, src: str) -> None:
+def test_page(page_problems: dict[str, list[str]], base_url: str, src: str, request: pytest.FixtureRequest) -> None:
     """No console error, no non-local request, math rendered, titles, copy buttons, plots, toggle, links."""
+    if src not in page_problems:  # under xdist: this worker's browser checks this page now
+        page_problems[src] = check_page(request.getfixturevalue("browser"), base_url, src)
     problems = page_problems[src]
     assert not problems, f"{src} ({base_url}{page_url(src)}):\n  " + "\n  ".join(problems)
 

@@ -134,22 +134,8 @@ def test_errors_name_shapes_and_dtypes() -> None:
         keys_only_attention(x, x, x, block_k=-1)
 
 
-def test_forward_memory_ratio_at_8192() -> None:
-    """Acceptance: at n = 8192, d = 64 the chunked forward needs at least 8x less extra memory."""
-    from benchmarks.memory import peak_extra_mib
-
-    explicit = peak_extra_mib("explicit", 8192, heads=1, d=64, mode="fwd")
-    chunked = peak_extra_mib("chunked", 8192, heads=1, d=64, mode="fwd")
-    assert explicit >= 8 * chunked, f"explicit {explicit:.1f} MiB vs chunked {chunked:.1f} MiB"
-
-
-def test_training_memory_ratio() -> None:
-    """The recomputing backward saves memory in training; autograd through the loop does not."""
-    from benchmarks.memory import peak_extra_mib
-
-    mib = {p: peak_extra_mib(p, 4096, heads=1, d=64, mode="fwd+bwd") for p in ("explicit", "keys_only", "chunked")}
-    assert mib["explicit"] >= 8 * mib["chunked"], mib
-    assert mib["keys_only"] > 0.5 * mib["explicit"], mib
+# The peak-memory ratios (forward at n = 8192, training at n = 4096) are asserted by the two blocks of
+# docs/08-long-sequences.md § 8.3.6, which run in the same suite: not measured a second time here.
 
 
 def _grads(out: torch.Tensor, leaves: tuple[torch.Tensor, ...], g: torch.Tensor) -> tuple[torch.Tensor, ...]:
