@@ -134,7 +134,7 @@ def test_errors_name_shapes_and_dtypes() -> None:
         keys_only_attention(x, x, x, block_k=-1)
 
 
-# The peak-memory ratios (forward at n = 8192, training at n = 4096) are asserted by the two blocks of
+# The peak-memory ratios (forward and training, n = 4096) are asserted by the two blocks of
 # docs/08-long-sequences.md § 8.3.6, which run in the same suite: not measured a second time here.
 
 
