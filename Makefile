@@ -70,12 +70,12 @@ site build: tangle-check
 # The README's test command. Order: drift first (before the build's hook could re-tangle), then the
 # strict build (executes the labs), then one pytest run over tests/ and every code block in docs/
 # (including the browser tests against site/ and tests/test_workflows.py, which runs `make lint-workflows`).
-# pytest runs in 3 xdist workers (2 cores: the third overlaps the browser's and the notebook kernels'
-# waiting), each with one torch thread so that the workers do not fight over the cores.
+# pytest runs in 2 xdist workers (one per core), each with one torch thread so that the workers
+# do not fight over the cores (3 workers, or the default threads, measured slower on 2 cores).
 test: $(STAMP) browser-deps
 	$(BIN)/python -m tools.tangle --check
 	$(BIN)/mkdocs build --strict
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 3 --dist worksteal
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal
 
 # Unit tests and code blocks only, without the site build (for authors).
 test-fast: $(STAMP)
