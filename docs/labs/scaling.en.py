@@ -1,0 +1,212 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Scaling lab (chapter 4)
+#
+# This notebook is executed when the site is built; every figure below is generated on the spot. It draws the claims of [chapter 4](../../04-why-sqrt-dk/) as curves:
+#
+# 1. The dot product $q \cdot k$ has variance $d_k$; divided by $\sqrt{d_k}$, variance 1.
+# 2. Without scaling, the softmax saturates as $d_k$ grows (max weight → 1, entropy → 0); dividing by $d_k$ drives it to uniform (entropy → $\log n$); dividing by $\sqrt{d_k}$ makes it independent of $d_k$.
+# 3. Saturation makes the gradient at the softmax input **smaller**.
+# 4. But at the query $q$ and at $W_q$, the **median** unscaled gradient collapses towards 0 (most rows stop learning) while the **mean** grows (a few rows are amplified by about $\sqrt{d_k}$), and the total gradient of $W_q$ is several times the scaled one; there is no NaN in float32.
+#
+# Download: the [Jupyter notebook](scaling.ipynb), or the [source file](scaling.py) in jupytext percent format (it also runs as a plain Python script). The whole notebook runs in a few seconds on a CPU.
+
+# %%
+# %matplotlib inline
+import math
+
+import matplotlib.pyplot as plt
+import torch
+
+torch.manual_seed(0)
+D_KS = [4, 8, 16, 32, 64, 128, 256, 512]  # the d_k values to sweep
+N_KEYS = 16  # n, the number of keys each query faces
+B = 1000  # random queries per d_k
+print(torch.__version__)
+
+# %% [markdown]
+# ## 1. The variance of the dot product
+#
+# For each $d_k$, draw `M` pairs $(q, k)$ of independent standard normal vectors and compute the sample variance of their dot products.
+
+# %%
+M = 10_000
+var_raw, var_scaled = [], []
+for d_k in D_KS:
+    q, k = torch.randn(M, d_k), torch.randn(M, d_k)  # (M, d_k)
+    dots = (q * k).sum(dim=-1)  # (M,)
+    var_raw.append(dots.var().item())
+    var_scaled.append((dots / math.sqrt(d_k)).var().item())
+
+fig, ax = plt.subplots(figsize=(6, 4))
+ax.loglog(D_KS, var_raw, "o-", label="Var(q.k)  (unscaled)")
+ax.loglog(D_KS, var_scaled, "s-", label="Var(q.k / sqrt(d_k))")
+ax.loglog(D_KS, D_KS, "k--", lw=1, label="d_k (theory)")
+ax.set_xscale("log", base=2)
+ax.set_xlabel("d_k")
+ax.set_ylabel("variance")
+ax.set_title("Variance of the dot product")
+ax.legend()
+ax.grid(True, which="both", alpha=0.3)
+plt.show()
+
+for d_k, v in zip(D_KS, var_raw):
+    assert abs(v / d_k - 1) < 0.15, (d_k, v)
+for v in var_scaled:
+    assert abs(v - 1) < 0.15, v
+
+# %% [markdown]
+# The unscaled variance grows along the dashed line $y = d_k$; the scaled variance stays near 1.
+#
+# ## 2. Softmax saturation: maximum weight and entropy
+#
+# For three scalings (none, dividing by $\sqrt{d_k}$, dividing by $d_k$), compute the mean over rows of the maximum weight and of the entropy
+# $H = -\sum_j p_j \log p_j$. With $n = 16$ the entropy is at most $\log 16 \approx 2.77$ (the uniform distribution).
+
+# %%
+SCALES = {
+    "unscaled": lambda d: 1.0,
+    "/ sqrt(d_k)": lambda d: d**-0.5,
+    "/ d_k": lambda d: 1.0 / d,
+}
+max_w = {name: [] for name in SCALES}
+entropy = {name: [] for name in SCALES}
+grad = {name: [] for name in SCALES}
+for d_k in D_KS:
+    q = torch.randn(B, 1, d_k)  # (B, 1, d_k)
+    k = torch.randn(B, N_KEYS, d_k)  # (B, n, d_k)
+    raw = (q @ k.transpose(1, 2)).squeeze(1)  # (B, n)
+    g = torch.randn(B, N_KEYS)  # (B, n) upstream gradient, used in section 3
+    for name, scale in SCALES.items():
+        z = (raw * scale(d_k)).requires_grad_()  # (B, n)
+        p = z.softmax(dim=-1)  # (B, n)
+        (p * g).sum().backward()  # z.grad = J^T g
+        p = p.detach()
+        max_w[name].append(p.max(dim=-1).values.mean().item())
+        entropy[name].append(-(p * p.clamp_min(1e-30).log()).sum(dim=-1).mean().item())
+        grad[name].append(z.grad.norm(dim=-1).mean().item())
+
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+for name in SCALES:
+    ax1.semilogx(D_KS, max_w[name], "o-", base=2, label=name)
+    ax2.semilogx(D_KS, entropy[name], "o-", base=2, label=name)
+ax1.axhline(1 / N_KEYS, color="k", ls=":", lw=1, label="uniform 1/n")
+ax2.axhline(math.log(N_KEYS), color="k", ls="--", lw=1, label="log n (uniform)")
+ax1.set(xlabel="d_k", ylabel="mean max weight", title="Mean max attention weight")
+ax2.set(xlabel="d_k", ylabel="mean row entropy (nats)", title="Mean row entropy")
+ax1.set_ylim(0, 1.02)
+ax2.set_ylim(0, 3)
+for ax in (ax1, ax2):
+    ax.legend()
+    ax.grid(True, which="both", alpha=0.3)
+plt.tight_layout()
+plt.show()
+
+assert max_w["unscaled"][-1] > max_w["/ sqrt(d_k)"][-1] + 0.5
+assert abs(entropy["/ d_k"][-1] - math.log(N_KEYS)) < 0.01
+assert max(max_w["/ sqrt(d_k)"]) - min(max_w["/ sqrt(d_k)"]) < 0.05
+assert abs(max_w["/ d_k"][-1] - 1 / N_KEYS) < 0.02, "/ d_k: max weight falls to 1/n"
+
+# %% [markdown]
+# - No scaling: the larger $d_k$, the closer the maximum weight gets to 1 and the entropy to 0; attention collapses to one-hot.
+# - Dividing by $d_k$: the maximum weight falls towards $1/n$ and the entropy approaches $\log n$; attention becomes uniform and loses its selectivity.
+# - Dividing by $\sqrt{d_k}$: both curves are flat; the shape of the distribution does not depend on $d_k$.
+#
+# ## 3. The gradient through the softmax
+#
+# For a random upstream gradient $g$, measure the norm of the gradient of the loss at the softmax input, $J^\top g$, where $J = \operatorname{diag}(p) - pp^\top$.
+
+# %%
+fig, ax = plt.subplots(figsize=(6, 4))
+for name in SCALES:
+    ax.semilogx(D_KS, grad[name], "o-", base=2, label=name)
+ax.set(xlabel="d_k", ylabel="mean ||J^T g||", title="Gradient norm through the softmax")
+ax.set_ylim(bottom=0)
+ax.legend()
+ax.grid(True, which="both", alpha=0.3)
+plt.show()
+
+unscaled = grad["unscaled"]
+sqrt_ = grad["/ sqrt(d_k)"]
+assert all(a > b for a, b in zip(unscaled[2:], unscaled[3:])), "unscaled: shrinks"
+assert unscaled[-1] < unscaled[0] / 3, "unscaled: several times smaller at d_k = 512"
+assert not any(math.isnan(v) for vs in grad.values() for v in vs), "no NaN anywhere"
+assert max(sqrt_) < 1.15 * min(sqrt_), "/ sqrt(d_k): does not depend on d_k"
+assert min(grad["/ d_k"]) > 0.5 * min(sqrt_), "/ d_k: the gradient is not small"
+print(f"unscaled / scaled at d_k = {D_KS[-1]}: {unscaled[-1] / sqrt_[-1]:.2f}")
+
+# %% [markdown]
+# At the softmax input, the unscaled gradient shrinks as $d_k$ grows (monotonically from $d_k \ge 16$ on), with no NaN anywhere. The scaled gradient does not depend on $d_k$.
+# Dividing by $d_k$ does not make the gradient small either, but only because the weights are close to uniform: attention itself has lost its selectivity (see section 2).
+#
+# ## 4. The gradient at the query $q$ and at $W_q$
+#
+# The gradient at the softmax input is not yet what the parameters receive. With $z_j = s\,q \cdot k_j$,
+# $\partial L/\partial q = s\sum_j (\partial L/\partial z_j)\,k_j$, and $\lVert k_j\rVert \approx \sqrt{d_k}$:
+# for the rows that are not saturated, no scaling ($s = 1$) means an extra factor of about $\sqrt{d_k}$.
+# Here $q = xW_q$, with $W_q$ giving the components of $q$ a variance of about 1; for each $d_k$ we record the mean and the median over rows of $\lVert\partial L/\partial q\rVert$,
+# and the whole $\lVert\partial L/\partial W_q\rVert$ ([chapter 4, section 4.4](../../04-why-sqrt-dk/#gradient-at-q) makes the same measurement at three values of $d_k$).
+
+# %%
+torch.manual_seed(0)
+TWO = {"unscaled": SCALES["unscaled"], "/ sqrt(d_k)": SCALES["/ sqrt(d_k)"]}
+q_mean = {name: [] for name in TWO}
+q_median = {name: [] for name in TWO}
+w_norm = {name: [] for name in TWO}
+for d_k in D_KS:
+    x = torch.randn(B, d_k)  # (B, d_k)
+    w0 = torch.randn(d_k, d_k) / math.sqrt(d_k)  # (d_k, d_k): Var(q_i) ≈ 1
+    k = torch.randn(B, N_KEYS, d_k)  # (B, n, d_k)
+    g = torch.randn(B, N_KEYS)  # (B, n)
+    for name, scale in TWO.items():
+        w_q = w0.clone().requires_grad_()
+        q = x @ w_q  # (B, d_k)
+        z = (k @ q[:, :, None]).squeeze(-1) * scale(d_k)  # (B, n)
+        dq, dw = torch.autograd.grad((z.softmax(dim=-1) * g).sum(), (q, w_q))
+        dq = dq.norm(dim=-1)  # (B,)
+        q_mean[name].append(dq.mean().item())
+        q_median[name].append(dq.median().item())
+        w_norm[name].append(dw.norm().item())
+        assert torch.isfinite(dw).all(), "float32: no inf, no NaN"
+
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+for name, color in (("unscaled", "tab:blue"), ("/ sqrt(d_k)", "tab:orange")):
+    ax1.loglog(D_KS, q_mean[name], "o-", color=color, base=2, label=f"{name}: mean")
+    ax1.loglog(D_KS, q_median[name], "s--", color=color, base=2, label=f"{name}: med.")
+ratio = [a / b for a, b in zip(w_norm["unscaled"], w_norm["/ sqrt(d_k)"])]
+ax2.semilogx(D_KS, ratio, "o-", base=2, color="tab:blue")
+ax2.axhline(1, color="k", ls=":", lw=1)
+ax1.set(xlabel="d_k", ylabel="||dL/dq|| per row", title="Gradient at q: mean vs median")
+ax2.set(xlabel="d_k", ylabel="ratio", title="||dL/dW_q||: unscaled / scaled")
+for ax in (ax1, ax2):
+    ax.grid(True, which="both", alpha=0.3)
+ax1.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+un_mean, un_med = q_mean["unscaled"], q_median["unscaled"]
+sc_mean, sc_med = q_mean["/ sqrt(d_k)"], q_median["/ sqrt(d_k)"]
+assert un_med[-1] < sc_med[-1] / 10, "unscaled: the median row stops learning"
+assert un_mean[-1] > 3 * sc_mean[-1], "unscaled: the mean grows (a few rows amplified)"
+assert ratio[-1] > 3, "unscaled: ||dL/dW_q|| is several times the scaled one"
+assert max(sc_mean) < 1.3 * min(sc_mean), "/ sqrt(d_k): does not depend on d_k"
+print(f"d_k = {D_KS[-1]}: median {un_med[-1]:.3f} vs {sc_med[-1]:.3f}, "
+      f"mean {un_mean[-1]:.2f} vs {sc_mean[-1]:.2f}, ||dL/dW_q|| ratio {ratio[-1]:.1f}")
+
+# %% [markdown]
+# Without scaling, the median collapses towards 0 as $d_k$ grows: most queries are saturated and stop learning. The mean, however, keeps rising: the few queries that are not saturated have their gradient multiplied by about $\sqrt{d_k}$.
+# The total gradient of $W_q$ is therefore dominated by these few rows and is several times the scaled one. Everything runs in float32, and there is no NaN.
+# After dividing by $\sqrt{d_k}$, the mean and the median almost coincide and do not change with $d_k$: every query receives a gradient of similar size.
+#
+# Try it: change `N_KEYS` to 256, or extend `D_KS` to 4096, and run again.
