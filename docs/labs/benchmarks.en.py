@@ -1,0 +1,132 @@
+# %% [markdown]
+# # Benchmark plots (reference page)
+#
+# This lab runs **when the site is built**, but it does not run the benchmarks: it only
+# reads the committed `benchmarks/results/cpu.json` (measured on one machine by
+# `make bench`) and plots it. The numbers are only indicative: they come from a 2-core CPU
+# machine shared with other jobs, where two measurements of the same configuration can
+# differ by more than a factor of two; what can be compared is the ratio of each path to
+# SDPA **within one run**. See [the benchmarks](../reference/benchmarks.md) for details.
+
+# %%
+import io
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+from IPython.display import Image, display
+from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
+
+def log_axes(ax: plt.Axes, ns: list[int]) -> None:
+    """Log-log axes with the measured n as the x ticks."""
+    ax.set(xscale="log", yscale="log", xlabel="n")
+    ax.xaxis.set_major_locator(FixedLocator(ns))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def show(fig: plt.Figure) -> None:
+    """Embed the figure as a PNG, whatever the matplotlib backend (e.g. Agg)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    display(Image(data=buf.getvalue()))
+
+
+RESULTS = Path("benchmarks") / "results" / "cpu.json"
+root = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / RESULTS).exists())
+res = json.loads((root / RESULTS).read_text(encoding="utf-8"))
+m = res["machine"]
+print(f"{m['platform']} | {m['processor']} | {m['cpu_count']} CPUs")
+print(f"torch {m['torch']} | threads {m['threads']} | {m['date']}")
+print("config:")
+for key, value in res["config"].items():
+    print(f"  {key}: {value!r}")
+
+# %% [markdown]
+# ## Time against $n$ (log-log)
+#
+# B = 1, h = 8, d_head = 64, float32. The dashed line is a slope-2 reference
+# ($\propto n^2$): all three paths do $O(n^2 d)$ arithmetic, so for long sequences they
+# all follow this slope and differ only by a constant. The error bars are the min–max over
+# the rounds; where a curve is not smooth, that comes from other load on the machine
+# during the measurement, which is exactly why we compare only ratios within a round.
+
+# %%
+labels = {
+    "explicit": "selfattn explicit",
+    "sdpa": "F.scaled_dot_product_attention",
+    "chunked": "selfattn chunked",
+}
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
+    rows = [r for r in res["time"] if r["case"] == "attention" and r["mode"] == mode]
+    for path, label in labels.items():
+        mine = [r for r in rows if r["path"] == path]
+        pts = sorted((r["n"], r["median_ms"], r["min_ms"], r["max_ms"]) for r in mine)
+        if not pts:
+            continue
+        n, med, lo, hi = zip(*pts)
+        err = [[a - b for a, b in zip(med, lo)], [b - a for a, b in zip(med, hi)]]
+        ax.errorbar(n, med, yerr=err, marker="o", capsize=3, label=label)
+    n0, t0 = rows[-1]["n"], max(r["median_ms"] for r in rows if r["n"] == rows[-1]["n"])
+    ref = [128, n0]
+    ax.plot(ref, [t0 * (x / n0) ** 2 for x in ref], "k--", lw=1, label="slope 2 (n²)")
+    log_axes(ax, sorted({r["n"] for r in rows}))
+    ax.set_title(f"{mode}: median time (ms), bars = min–max")
+axes[0].set_ylabel("ms")
+axes[0].legend(fontsize=8)
+fig.tight_layout()
+show(fig)
+
+# %% [markdown]
+# ## Peak extra memory against $n$
+#
+# Each point is measured in a fresh subprocess (`benchmarks/memory.py`: reset the peak
+# RSS recorded by the kernel, run once, read `VmHWM`). The explicit implementation and
+# autograd applied directly to the loop (keys_only, for training) grow as $n^2$; SDPA
+# and the chunked implementation grow as $n$. Very small readings (a few MiB) are close
+# to the resolution of the measurement.
+
+# %%
+mem_labels = {**labels, "keys_only": "keys-only loop (autograd)"}
+heads = res["config"]["memory_heads"]
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
+    rows = [r for r in res["memory"] if r["mode"] == mode]
+    for path, label in mem_labels.items():
+        mine = [r for r in rows if r["path"] == path]
+        pts = sorted((r["n"], max(r["peak_extra_mib"], 0.1)) for r in mine)
+        if pts:
+            ax.plot(*zip(*pts), marker="o", label=label)
+    log_axes(ax, sorted({r["n"] for r in rows}))
+    ax.set_title(f"{mode}: peak extra memory (MiB), h = {heads}")
+axes[0].set_ylabel("MiB")
+axes[0].legend(fontsize=8)
+fig.tight_layout()
+show(fig)
+
+# %% [markdown]
+# ## Table of ratios
+#
+# Each row gives the median and the min–max of a ratio (path time / SDPA time) measured
+# in alternating rounds within one run.
+
+# %%
+case = f"{'case':10s} {'mode':8s} {'n':>5s}"
+pair = f"{'path':14s} {'anchor':15s}"
+print(f"{case}  {pair} {'median':>7s}  min–max")
+for r in res["ratios"]:
+    case = f"{r['case']:10s} {r['mode']:8s} {r['n']:5d}"
+    pair = f"{r['path']:14s} {r['anchor']:15s}"
+    print(f"{case}  {pair} {r['median']:7.2f}  {r['min']:.2f}–{r['max']:.2f}")
+print()
+for t in res["targets"]:
+    if "median" in t:
+        value = f"{t['median']:.2f} ({t['min']:.2f}–{t['max']:.2f})"
+    else:
+        value = f"{t['value']:.1f}"
+    print(f"{t['target']}:")
+    print(f"    {value}, goal {t['goal']}, met: {t['met']}")
