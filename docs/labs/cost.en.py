@@ -1,0 +1,296 @@
+# %% [markdown]
+# # Cost lab (chapter 8): multiple heads and $O(n^2)$
+#
+# This notebook is rerun every time the site is built, and its figures are drawn then (see [chapter 8](../../08-multihead/)). It runs two experiments:
+#
+# 1. **What multiple heads are for.** On the task built in section 8.1, train a one-head and a two-head `MultiHeadSelfAttention` with exactly the same number of parameters, compare their errors, and plot the per-head attention maps they learn.
+# 2. **The cost of $O(n^2)$.** Measure how the forward time and peak memory of the explicit path (the one that returns the weights) grow with the sequence length $n$, and compare its time with SDPA's fast path.
+#
+# To keep the timings less disturbed on a build machine that may be running other jobs, only one CPU thread is used. The exact milliseconds depend on the machine; do **not** treat them as a benchmark. What matters is the trend as $n$ grows.
+
+# %%
+# %matplotlib inline
+import math
+import time
+import weakref
+from functools import partial
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from selfattn.functional import scaled_dot_product_attention
+from selfattn.multihead import MultiHeadSelfAttention
+
+torch.set_num_threads(1)
+print("torch", torch.__version__)
+
+# %% [markdown]
+# ## 1. What multiple heads are for
+#
+# The task is the one of section 8.1: each token's features are a one-hot position ($n = 8$), a one-hot category (2 categories) and a numeric payload $p_j$, padded with a 0 to make $d_\text{model} = 12$. The two target channels are the payload of the previous token, $p_{i-1}$ (cyclically), and the mean payload of the tokens of the same category. The model's output is read from its first two channels and trained with the mean squared error. The one-head and two-head models have exactly the same number of parameters ($4d^2 + 4d$); they differ only in the number of attention distributions.
+
+# %%
+N_TOK, N_CAT, D_MODEL = 8, 2, 12
+
+
+def make_batch(batch: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Inputs (B, n, d_model) and targets (B, n, 2) of the two-pattern task."""
+    cats = torch.randint(0, N_CAT, (batch, N_TOK), generator=gen)           # (B, n)
+    pay = torch.randn(batch, N_TOK, generator=gen)                          # (B, n)
+    x = torch.cat([
+        torch.eye(N_TOK).expand(batch, N_TOK, N_TOK),                       # position
+        F.one_hot(cats, N_CAT).float(),                                     # category
+        pay[..., None],                                                     # payload
+        torch.zeros(batch, N_TOK, 1),                                       # zero pad
+    ], dim=-1)                                                              # (B, n, 12)
+    same = (cats[:, :, None] == cats[:, None, :]).float()                   # (B, n, n)
+    mean_same = (same @ pay[..., None]).squeeze(-1) / same.sum(-1)          # (B, n)
+    return x, torch.stack([pay.roll(1, dims=1), mean_same], dim=-1)         # (B, n, 2)
+
+
+def train(
+    num_heads: int, steps: int = 200
+) -> tuple[MultiHeadSelfAttention, list[float]]:
+    torch.manual_seed(0)
+    model = MultiHeadSelfAttention(D_MODEL, num_heads)
+    opt = torch.optim.Adam(model.parameters(), lr=0.03)
+    gen = torch.Generator().manual_seed(1)
+    losses = []
+    for _ in range(steps):
+        x, y = make_batch(32, gen)
+        out, _ = model(x, need_weights=False)                               # fast path
+        loss = F.mse_loss(out[..., :2], y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return model, losses
+
+
+start = time.perf_counter()
+models, curves = {}, {}
+for h in (1, 2):
+    models[h], curves[h] = train(h)
+x_test, y_test = make_batch(512, torch.Generator().manual_seed(2))
+errors = {}
+with torch.no_grad():
+    for h, model in models.items():
+        out, _ = model(x_test)
+        # mean squared error per channel
+        errors[h] = ((out[..., :2] - y_test) ** 2).mean(dim=(0, 1))
+n_params = {h: sum(p.numel() for p in m.parameters()) for h, m in models.items()}
+print(f"trained both models in {time.perf_counter() - start:.1f} s")
+for h in (1, 2):
+    e_prev, e_same = errors[h]
+    print(f"h = {h}: {n_params[h]} parameters, test MSE "
+          f"previous token = {e_prev:.4f}, same-category mean = {e_same:.4f}")
+
+err1, err2 = errors[1], errors[2]
+assert n_params[1] == n_params[2] == 4 * D_MODEL**2 + 4 * D_MODEL, (
+    "the parameter counts should match: 4d² + 4d"
+)
+assert err2.max() < 0.02, f"the two-head model should learn both channels: {err2}"
+assert err1.max() > 5 * err2.max(), f"the one-head model is worse on a channel: {err1}"
+assert err1[1] > 10 * err2.max(), f"the one-head model fails on channel 1: {err1}"
+
+# %% [markdown]
+# The one-head model fails to learn at least one channel (here the same-category mean: it spends its only attention distribution on the previous token, as the asserts above check), while the two-head model gets both channels close to 0. Below, on the left, are the training curves; on the right, the per-head attention maps the two-head model learns on one test sequence: one head becomes a diagonal shifted by one, the other splits into blocks by category (which head learns which pattern depends on the initialization; the code below checks both patterns over the whole test set).
+
+# %%
+with torch.no_grad():
+    _, per_head = models[2](x_test[:1], average_attn_weights=False)  # (1, 2, n, n)
+    _, single = models[1](x_test[:1])                                # (1, n, n)
+cats0 = x_test[0, :, N_TOK:N_TOK + N_CAT].argmax(-1).tolist()
+
+with torch.no_grad():
+    _, heads_all = models[2](x_test, average_attn_weights=False)  # (512, 2, n, n)
+cats_all = x_test[..., N_TOK:N_TOK + N_CAT].argmax(-1)            # (512, n)
+same_all = cats_all[:, :, None] == cats_all[:, None, :]           # (512, n, n)
+prev = (torch.arange(N_TOK) - 1) % N_TOK                          # previous (cyclic)
+on_prev = [heads_all[:, j, torch.arange(N_TOK), prev].mean().item() for j in range(2)]
+on_same = [(heads_all[:, j] * same_all).sum(-1).mean().item() for j in range(2)]
+print("mean weight on the previous token, per head:", [round(w, 2) for w in on_prev])
+print("mean weight on the same category, per head: ", [round(w, 2) for w in on_same])
+p_head = max(range(2), key=lambda j: on_prev[j])  # the previous-token head
+assert on_prev[p_head] > 0.8 and on_same[1 - p_head] > 0.9, (
+    "one head looks at the previous token, the other at the same category"
+)
+
+fig, axes = plt.subplots(
+    1, 4, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1.4, 1, 1, 1]},
+    layout="constrained",
+)
+for h, color in ((1, "tab:red"), (2, "tab:blue")):
+    axes[0].plot(curves[h], color=color, label=f"h = {h}")
+axes[0].set(yscale="log", xlabel="step", ylabel="training MSE",
+            title="same parameters, different heads")
+axes[0].legend()
+panels = [
+    (single[0], "h = 1: the only head"),
+    (per_head[0, 0], "h = 2: head 0"),
+    (per_head[0, 1], "h = 2: head 1"),
+]
+for ax, (w, title) in zip(axes[1:], panels):
+    im = ax.imshow(w.numpy(), vmin=0, vmax=1, cmap="viridis")
+    ax.set(title=title, xlabel="key j (category)", ylabel="query i")
+    ax.set_xticks(range(N_TOK), [f"{j}({c})" for j, c in enumerate(cats0)], fontsize=7)
+    ax.set_yticks(range(N_TOK))
+fig.colorbar(im, ax=list(axes[1:]), shrink=0.8, label="weight")
+plt.show()
+
+# %% [markdown]
+# ## 2. The cost of $O(n^2)$: time and memory
+#
+# Setup: $B = 1$, $h = 4$, $d_\text{head} = 32$, float32, forward only (`torch.no_grad()`).
+#
+# **How memory is measured.** On the CPU, PyTorch has no counter like `torch.cuda.max_memory_allocated`. Here we use a `TorchDispatchMode`: every new tensor a PyTorch operator returns adds the bytes of its storage to the "live" total, which drops again when the tensor is freed; we record the maximum along the way. It measures the bytes of **tensors**, not the process memory the operating system sees; work buffers that fused kernels (such as SDPA) use internally and do not return as tensors are not counted: SDPA's reading is just the output it returns plus a log-sum-exp of one number per row (asserted below).
+
+# %%
+class LiveTensorBytes(TorchDispatchMode):
+    """Peak bytes of the tensors created by PyTorch operators while the mode is active.
+
+    A storage is counted once, from the first tensor that holds it until the last such
+    tensor is freed: ops like ``matmul`` hand their result's storage on to a new tensor
+    object (``_unsafe_view``), so the first object's death does not free the memory.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live = 0
+        self.peak = 0
+        self.refs: dict[int, int] = {}  # storage address -> tensors holding it
+
+    def _release(self, ptr: int, nbytes: int) -> None:
+        self.refs[ptr] -= 1
+        if self.refs[ptr] == 0:  # the last holder is freed
+            del self.refs[ptr]
+            self.live -= nbytes
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_flatten(out)[0]:
+            # views keep the storage alive via _base
+            if isinstance(t, torch.Tensor) and not t._is_view():
+                storage = t.untyped_storage()
+                ptr, nbytes = storage.data_ptr(), storage.nbytes()
+                if nbytes == 0:
+                    continue
+                if ptr not in self.refs:  # a newly allocated storage
+                    self.refs[ptr] = 0
+                    self.live += nbytes
+                    self.peak = max(self.peak, self.live)
+                self.refs[ptr] += 1
+                weakref.finalize(t, self._release, ptr, nbytes)  # decrement when freed
+        return out
+
+
+def peak_mib(fn) -> float:
+    with torch.no_grad(), LiveTensorBytes() as mode:
+        result = fn()
+        del result
+    return mode.peak / 2**20
+
+
+def best_ms(fn, repeats: int = 5) -> float:
+    """Best of `repeats` runs: the least noisy estimate on a shared machine."""
+    times = []
+    with torch.no_grad():
+        fn()                                                                # warm-up
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+    return min(times)
+
+
+B, H, D_HEAD = 1, 4, 32
+sizes = [128, 256, 512, 1024, 2048]
+rows = []
+start = time.perf_counter()
+for n in sizes:
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(B, H, n, D_HEAD) for _ in range(3))
+    explicit = partial(scaled_dot_product_attention, q, k, v)
+    causal = partial(scaled_dot_product_attention, q, k, v, is_causal=True)
+    sdpa = partial(F.scaled_dot_product_attention, q, k, v)
+    rows.append({
+        "n": n,
+        "scores_mib": B * H * n * n * 4 / 2**20,  # one (B, h, n, n) float32
+        "explicit_mib": peak_mib(explicit),
+        "causal_mib": peak_mib(causal),
+        "sdpa_mib": peak_mib(sdpa),
+        "explicit_ms": best_ms(explicit),
+        "sdpa_ms": best_ms(sdpa),
+    })
+print(f"measured in {time.perf_counter() - start:.1f} s\n")
+table = "{:>5} {:>8} {:>9} {:>8} {:>7} {:>10} {:>9}"
+print(table.format("n", "scores", "explicit", "+causal", "SDPA", "explicit", "SDPA"))
+print(table.format("", "MiB", "peak MiB", "MiB", "MiB", "ms", "ms"))
+keys = ["scores_mib", "explicit_mib", "causal_mib", "sdpa_mib",
+        "explicit_ms", "sdpa_ms"]
+for r in rows:
+    print(table.format(r["n"], *(f"{r[key]:.2f}" for key in keys)))
+
+# %% [markdown]
+# Check the patterns in the table (asserting ratios only, never absolute milliseconds):
+
+# %%
+big, prev = rows[-1], rows[-2]
+ratio_explicit = big["explicit_mib"] / big["scores_mib"]
+ratio_causal = big["causal_mib"] / big["scores_mib"]
+growth = big["explicit_mib"] / prev["explicit_mib"]
+speedup = big["explicit_ms"] / big["sdpa_ms"]
+print(f"n = {big['n']}: explicit peak = {ratio_explicit:.2f} x one scores matrix, "
+      f"with causal mask {ratio_causal:.2f} x")
+print(f"n {prev['n']} -> {big['n']}: explicit peak grows {growth:.2f} x")
+print(f"n = {big['n']}: SDPA forward is {speedup:.1f} x faster "
+      "than the explicit path on this machine")
+assert 1.9 < ratio_explicit < 2.2, "scores and weights coexist: about 2 copies"
+assert 1.9 < ratio_causal < 2.3, "masked_fill frees the old scores: still ~2 copies"
+assert 3.8 < growth < 4.2, "n doubles, memory about 4x"
+assert all(r["sdpa_mib"] < r["scores_mib"] for r in rows[1:]), (
+    "SDPA creates no (B, h, n, n) tensor"
+)
+# output (B, h, n, d_head) + lse (B, h, n)
+returned_mib = [B * H * r["n"] * (D_HEAD + 1) * 4 / 2**20 for r in rows]
+assert all(r["sdpa_mib"] <= 1.1 * m for r, m in zip(rows, returned_mib)), (
+    "SDPA creates only the output and lse it returns"
+)
+assert big["explicit_ms"] > 10 * rows[0]["explicit_ms"], "time grows clearly with n"
+assert speedup > 1.5, f"SDPA should be clearly faster at max n: {speedup:.2f}x"
+
+# %%
+def column(key: str) -> list[float]:
+    return [r[key] for r in rows]
+
+
+ns = column("n")
+fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(12, 4.2))
+ax_t.plot(ns, column("explicit_ms"), "o-", label="explicit (returns weights)")
+ax_t.plot(ns, column("sdpa_ms"), "s-", label="F.scaled_dot_product_attention")
+ref = rows[-1]["explicit_ms"]
+ax_t.plot(ns, [ref * (n / ns[-1]) ** 2 for n in ns], "k:", label=r"$\propto n^2$")
+ax_t.set(xscale="log", yscale="log", xlabel="sequence length n",
+         ylabel="forward time (ms, best of 5)",
+         title=f"time (B={B}, h={H}, d_head={D_HEAD}, 1 thread)")
+ax_t.minorticks_off()
+ax_t.set_xticks(ns, [str(n) for n in ns])
+ax_t.legend()
+ax_m.plot(ns, column("explicit_mib"), "o-", label="explicit: measured peak")
+ax_m.plot(ns, column("causal_mib"), "^-", label="explicit + is_causal: measured peak")
+one_scores = r"one scores matrix $B h n^2 \cdot 4$ bytes"
+ax_m.plot(ns, column("scores_mib"), "k:", label=one_scores)
+ax_m.plot(ns, column("sdpa_mib"), "s-", label="SDPA: tensors it returns")
+ax_m.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="MiB",
+         title="peak tensor memory")
+ax_m.minorticks_off()
+ax_m.set_xticks(ns, [str(n) for n in ns])
+ax_m.legend(fontsize=8)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Two conclusions: the explicit path's memory is $n^2$, with a peak of about two score matrices (also with a causal mask: once `masked_fill` makes the new scores, the old ones are freed right away); SDPA never creates the whole `(B, h, n, n)` matrix as a tensor, and it is also faster at larger $n$. To do the same without a fused kernel, see [8.3 Long sequences: chunking and online softmax](../../08-long-sequences/).
