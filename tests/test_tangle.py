@@ -124,6 +124,19 @@ def test_titled_block_outside_the_nav_is_refused(tmp_path: Path) -> None:
         tangle(root)
 
 
+def test_english_pages_are_not_tangled(tmp_path: Path) -> None:
+    """The English edition repeats the titled blocks; only the Chinese page (in the nav) is read."""
+    zh = "# A\n\n" + block("src/pkg/m.py", "X = 1")
+    en = "# A\n\n" + block("src/pkg/m.py", "X = 2")  # drifted: tools/parity.py reports it, the tangler ignores it
+    root = make_book(tmp_path, {"a.md": zh, "a.en.md": en}, nav=["a.md"])
+    assert "X = 1" in tangle(root)["src/pkg/m.py"]
+    assert "X = 2" not in tangle(root)["src/pkg/m.py"]
+    (tmp_path / "o").mkdir()
+    orphan = make_book(tmp_path / "o", {"a.md": "# A\n", "b.en.md": en}, nav=["a.md"])
+    with pytest.raises(TangleError, match="b.en.md:3: page has a titled block but is not in the nav"):
+        tangle(orphan)  # an English page without its Chinese page is still refused
+
+
 def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = make_book(tmp_path, {"a.md": "# A\n\n" + block("src/pkg/m.py", "X = 1")})
     assert main(["--check", "--root", str(root)]) == 1

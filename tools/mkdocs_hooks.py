@@ -44,12 +44,34 @@ from typing import Any
 import jinja2
 import jinja2.bccache
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so that `tools` imports under `mkdocs`
 from tools.release import build_wheel, package_version, setup_cell
 from tools.tangle import MARKER, TangleError, book_pages, load_config, nav_entries, parse_fences, tangle, write
 
 log = logging.getLogger("mkdocs.hooks.tangle")
+
+DEFAULT_LANGUAGE = "zh"  # at today's URLs; every other language of the i18n plugin lives under /<lang>/
+
+
+def language(config: Any) -> str:
+    """The language being built: mkdocs-static-i18n builds the default one first, then each other one."""
+    i18n = getattr(config, "plugins", {}).get("i18n")
+    return getattr(i18n, "current_language", None) or DEFAULT_LANGUAGE
+
+
+def root_prefix(lang: str) -> str:
+    """Where a language's pages live in site/: ``""`` for Chinese, ``"en/"`` for English."""
+    return "" if lang == DEFAULT_LANGUAGE else f"{lang}/"
+
+
+def source_of(src_uri: str, lang: str) -> str:
+    """``05-implementation.md`` -> ``05-implementation.en.md`` in English (the file the page is built from)."""
+    if lang == DEFAULT_LANGUAGE:
+        return src_uri
+    stem, dot, ext = src_uri.rpartition(".")
+    return f"{stem}.{lang}.{ext}"
 
 
 LAB_CACHE = ".cache/labs"
@@ -77,13 +99,16 @@ def lab_inputs_key(root: Path) -> str:
 
 
 def use_lab_cache(config: Any, root: Path) -> None:
-    """Point mkdocs-jupyter's ``cache_dir`` at ``.cache/labs/<key>/``; drop all but the newest few folders."""
+    """Point mkdocs-jupyter's ``cache_dir`` at ``.cache/labs/<key>/<lang>/``; drop all but the newest few keys.
+
+    One folder per language: mkdocs-jupyter evicts the entries a build did not use, and each
+    language's build uses only its own labs."""
     jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
     if jupyter is None or not jupyter.config.get("cache"):
         return
     base = root / LAB_CACHE
     folder = base / lab_inputs_key(root)
-    jupyter.config["cache_dir"] = str(folder)
+    jupyter.config["cache_dir"] = str(folder / language(config))
     folder.mkdir(parents=True, exist_ok=True)
     folder.touch()  # newest first when pruning
     older = sorted((p for p in base.iterdir() if p.is_dir() and p != folder), key=lambda p: p.stat().st_mtime)
@@ -91,7 +116,66 @@ def use_lab_cache(config: Any, root: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
-_SERVE: dict[str, Any] = {"serve": False, "dirty": False, "key": ""}  # `mkdocs serve` keeps this module between rebuilds
+def code_key(nb: Any) -> str:
+    """What a lab's output depends on in the lab itself: its code cells, without comments and without
+    the messages of ``assert`` (text that the English edition translates and that prints nothing)."""
+    import ast
+
+    h = hashlib.sha256()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        magics = [line for line in cell.source.splitlines() if line.lstrip().startswith(("%", "!"))]
+        body = "\n".join("" if line in magics else line for line in cell.source.splitlines())
+        try:
+            tree = ast.parse(body)
+        except SyntaxError:
+            h.update(cell.source.encode())
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assert):
+                node.msg = None
+        h.update(("\n".join(magics) + ast.dump(tree)).encode())
+    return h.hexdigest()
+
+
+_EXECUTED: dict[str, list[tuple[Any, Any]]] = {}  # inputs key + code key -> each code cell's (outputs, count)
+
+
+def execute_each_lab_once() -> None:
+    """Run a lab once per build for both languages: the English lab's code cells are the Chinese ones
+    apart from comments and assert messages (``tests/test_parity.py``), so its outputs are the same.
+
+    mkdocs-jupyter executes each lab page through nbconvert's ``ExecutePreprocessor``; wrapped here,
+    it reuses the outputs of a lab already executed in this process with the same package, data and
+    code (``code_key``), and executes anything else as before."""
+    import copy
+
+    from nbconvert.preprocessors import ExecutePreprocessor
+
+    original = ExecutePreprocessor.preprocess
+    if getattr(original, "selfattn_once", False):
+        return
+
+    def preprocess(self: Any, nb: Any, resources: Any = None, km: Any = None) -> Any:
+        key = f"{_SERVE['inputs']}:{code_key(nb)}"
+        cells = [c for c in nb.cells if c.cell_type == "code"]
+        if key in _EXECUTED:
+            for cell, (outputs, count) in zip(cells, _EXECUTED[key]):
+                cell.outputs, cell.execution_count = copy.deepcopy(outputs), count
+            log.info("labs: reused the outputs of a lab with the same code (executed once for both languages)")
+            return nb, resources
+        nb, resources = original(self, nb, resources, km)
+        for stale in [k for k in _EXECUTED if not k.startswith(f"{_SERVE['inputs']}:")]:
+            del _EXECUTED[stale]
+        _EXECUTED[key] = [(copy.deepcopy(c.outputs), c.get("execution_count")) for c in cells]
+        return nb, resources
+
+    preprocess.selfattn_once = True  # type: ignore[attr-defined]
+    ExecutePreprocessor.preprocess = preprocess
+
+
+_SERVE: dict[str, Any] = {"serve": False, "dirty": False, "key": "", "inputs": ""}  # `mkdocs serve` keeps this module between rebuilds
 
 
 class MemoryBytecodeCache(jinja2.BytecodeCache):
@@ -121,16 +205,36 @@ def on_startup(command: str, dirty: bool) -> None:
     _SERVE["dirty"] = command == "serve" and dirty
 
 
+PRINT_PAGE = {  # per language: the print page of the English edition is en/print_page/
+    "zh": {"print_page_title": "全书（打印版）", "toc_title": "目录", "print_page_basename": "print_page"},
+    "en": {"print_page_title": "The Whole Book (Print Version)", "toc_title": "Contents", "print_page_basename": "en/print_page"},
+}
+
+
+def search_plugin(config: Any) -> Any:
+    plugins = getattr(config, "plugins", {})
+    return plugins.get("material/search") or plugins.get("search")
+
+
+@event_priority(100)  # before the search plugin reads its options (and before i18n's own on_config)
 def on_config(config: Any) -> Any:
-    """The package's version goes into the footer and ``{{ selfattn_version }}``. Under ``serve --dirty``
-    the print page (every page in one) could only show the pages rebuilt: it is left out there
-    (``make site`` builds it)."""
-    version = package_version(Path(config.config_file_path).parent)
-    config.extra["selfattn_version"] = version
-    config.copyright = f"selfattn {version} · {config.copyright or ''}".rstrip(" ·")
+    """Per language: the search index (jieba-segmented Chinese, or plain English with its stop words) and
+    the print page's titles. The package's version goes into ``{{ selfattn_version }}``. Under
+    ``serve --dirty`` the print page (every page in one) could only show the pages rebuilt: it is left
+    out there (``make site`` builds it)."""
+    lang = language(config)
+    config.theme["language"] = lang  # the search plugin takes its separator and pipeline from it
+    search = search_plugin(config)
+    if search is not None:
+        search.config["lang"] = [lang]
+        search.config["separator"] = None  # material's default for the language
+        search.config["pipeline"] = None
+    config.extra["selfattn_version"] = package_version(Path(config.config_file_path).parent)
     printer = config.plugins.get("print-site")
-    if _SERVE["dirty"] and printer is not None:
-        printer.config["enabled"] = False
+    if printer is not None:
+        printer.config.update(PRINT_PAGE.get(lang, PRINT_PAGE["en"]))
+        if _SERVE["dirty"]:
+            printer.config["enabled"] = False
     return config
 
 
@@ -142,6 +246,20 @@ def on_env(env: Any, config: Any, files: Any) -> Any:
 
 def on_pre_build(config: Any) -> None:
     root = Path(config.config_file_path).parent
+    lang = language(config)
+    _BUILDS.append(lang)
+    search = search_plugin(config)
+    if search is not None:
+        _SEARCH[lang] = {key: search.config[key] for key in SEARCH_KEYS}
+    # The footer: the version, in front of the language's copyright line (set by i18n's on_config).
+    version = config.extra["selfattn_version"]
+    if not (config.copyright or "").startswith("selfattn "):
+        config.copyright = f"selfattn {version} · {config.copyright or ''}".rstrip(" ·")
+    # Each language is a build of its own: forget the other language's API anchors (mkdocs-autorefs
+    # keeps them between builds and would see every object twice).
+    autorefs = config.plugins.get("autorefs")
+    for name in ("_primary_url_map", "_secondary_url_map", "_title_map", "_breadcrumbs_map"):
+        getattr(autorefs, name, {}).clear()
     try:
         changed = write(root, tangle(root))
     except TangleError as err:
@@ -149,6 +267,8 @@ def on_pre_build(config: Any) -> None:
     if changed:
         log.info("tangle: wrote %s", ", ".join(changed))
     use_lab_cache(config, root)  # after tangling: the key hashes the new src/
+    _SERVE["inputs"] = lab_inputs_key(root)
+    execute_each_lab_once()
 
 
 def offer_wheel(files: Any, config: Any, root: Path) -> None:
@@ -158,6 +278,32 @@ def offer_wheel(files: Any, config: Any, root: Path) -> None:
     files.append(File.generated(config, f"dist/{wheel.name}", abs_src_path=str(wheel)))
 
 
+def rewrap_labs(files: Any, config: Any) -> Any:
+    """Make the labs notebook pages again. mkdocs-jupyter wraps each ``labs/*.py`` as a page at
+    ``on_files``; mkdocs-static-i18n then replaces every file by a copy of its own (in English,
+    ``labs/scaling.py`` is built from ``labs/scaling.en.py``), which drops the wrapper: the lab would be
+    copied as raw text, without an error even under ``--strict``. The files stay in i18n's own
+    ``Files``, which finds ``labs/scaling.en.py`` when the nav says ``labs/scaling.py``."""
+    from mkdocs_jupyter.plugin import NotebookFile
+
+    jupyter = config.plugins.get("mkdocs-jupyter")
+    if jupyter is None:
+        return files
+    prefix = root_prefix(language(config))
+    for file in list(files):
+        if isinstance(file, NotebookFile) or not jupyter.should_include(file):
+            continue
+        page = NotebookFile(file, **config)
+        stem = getattr(file, "norm_src_uri", file.src_uri).rsplit(".", 1)[0]  # labs/scaling
+        page.dest_path = f"{prefix}{stem}/index.html" if config.use_directory_urls else f"{prefix}{stem}.html"
+        page.abs_dest_path = str(Path(config.site_dir) / page.dest_path)
+        page.url = f"{prefix}{stem}/" if config.use_directory_urls else page.dest_path
+        files.remove(file)
+        files.append(page)
+    return files
+
+
+@event_priority(-200)  # after mkdocs-static-i18n (-100)
 def on_files(files: Any, config: Any) -> Any:
     """Offer the package's wheel at ``dist/`` (built from src/, cached by the hash of its sources; under
     ``serve`` the newest cached wheel will do, so that saving a chapter does not rebuild it).
@@ -165,6 +311,7 @@ def on_files(files: Any, config: Any) -> Any:
     Under ``serve --dirty`` only saved pages are rebuilt; when the package or the data changed, also
     rebuild the pages that show them (the labs, and pages with a mkdocstrings ``:::`` directive)."""
     root = Path(config.config_file_path).parent
+    files = rewrap_labs(files, config)
     offer_wheel(files, config, root)
     if not _SERVE["dirty"]:
         return files
@@ -226,10 +373,11 @@ def notebook_name(src_uri: str) -> str:
 MD_LINK = re.compile(r"\]\((?![a-z]+:)(?P<path>[^)\s#]+?)\.md(?P<anchor>#[^)\s]*)?\)")
 
 
-def absolute_links(markdown: str, site_url: str) -> str:
+def absolute_links(markdown: str, site_url: str, prefix: str = "") -> str:
     """Point the links between chapters (``](index.md#x)``) at the published site, for use outside it."""
     if not site_url:
         return markdown
+    site_url = site_url.rstrip("/") + "/" + prefix
 
     def url(m: re.Match[str]) -> str:
         path = m["path"].removeprefix("./")
@@ -250,7 +398,7 @@ def directives_above(lines: list[str], start: int) -> list[str]:
     return found
 
 
-def chapter_notebook(markdown: str, page: str = "", site_url: str = "", version: str = "") -> Any:
+def chapter_notebook(markdown: str, page: str = "", site_url: str = "", version: str = "", lang: str = DEFAULT_LANGUAGE) -> Any:
     """A chapter as a Jupyter notebook: each ```` ```python ```` fence is a code cell, the rest Markdown.
 
     Fences are found with the tangler's parser, so fences indented inside admonitions
@@ -267,7 +415,7 @@ def chapter_notebook(markdown: str, page: str = "", site_url: str = "", version:
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
     lines = markdown.splitlines()
-    cells = [new_markdown_cell(NOTEBOOK_INTRO.format(page=page))] if page else []
+    cells = [new_markdown_cell(NOTEBOOK_INTROS.get(lang, NOTEBOOK_INTROS["en"]).format(page=page))] if page else []
     if version:
         cells.append(new_code_cell(setup_cell(version)))
     done = 0
@@ -275,7 +423,7 @@ def chapter_notebook(markdown: str, page: str = "", site_url: str = "", version:
     def flush_markdown(upto: int) -> None:
         text = "\n".join(line for line in lines[done:upto] if not TEST_DIRECTIVE.match(line)).strip("\n")
         if text.strip():
-            cells.append(new_markdown_cell(absolute_links(text, site_url)))
+            cells.append(new_markdown_cell(absolute_links(text, site_url, root_prefix(lang))))
 
     for fence in parse_fences(markdown, ""):
         if fence.info != "python" or fence.char != "`":
@@ -286,8 +434,9 @@ def chapter_notebook(markdown: str, page: str = "", site_url: str = "", version:
         if any("cuda" in d or "skip" in d for d in directives):
             # The book runs this block only where it can (a GPU) or not at all: here the reader is told, and
             # "Run all" goes on past an error in it (Jupyter and nbclient honour the raises-exception tag).
-            need = "CUDA（一块 GPU）" if any("cuda" in d for d in directives) else "特定的环境"
-            cells.append(new_markdown_cell(f"> 下一个代码单元需要{need}；条件不满足时它会报错，可以跳过。"))
+            cuda, other, note = SKIP_NOTES.get(lang, SKIP_NOTES["en"])
+            need = cuda if any("cuda" in d for d in directives) else other
+            cells.append(new_markdown_cell(note.format(need=need)))
             cell.metadata["tags"] = ["raises-exception"]
         cells.append(cell)
         done = fence.start + len(fence.body) + 2
@@ -305,42 +454,170 @@ def lab_notebook(src_uri: str) -> str:
     return f"labs/{name}/{name}.ipynb"
 
 
+LANGUAGES = {"zh": "中文", "en": "English"}  # the switcher's entries, in this order
+LABELS = {
+    "zh": {"chapter": "下载本章 Jupyter 笔记本", "lab": "下载这个实验的 Jupyter 笔记本"},
+    "en": {"chapter": "Download this chapter as a Jupyter notebook", "lab": "Download this lab as a Jupyter notebook"},
+}
+
+
+def counterpart_url(url: str, lang: str, other: str) -> str:
+    """The same page in another language: ``en/05-implementation/`` <-> ``05-implementation/``."""
+    return root_prefix(other) + url.removeprefix(root_prefix(lang))
+
+
 def on_page_context(context: Any, page: Any, config: Any, **kwargs: Any) -> Any:
-    if CHAPTER.match(page.file.src_uri):
-        page.meta["notebook"] = f"{NOTEBOOK_DIR}/{notebook_name(page.file.src_uri)}"
-        page.meta["notebook_label"] = "下载本章 Jupyter 笔记本"
-    elif LAB.match(page.file.src_uri):
-        page.meta["notebook"] = lab_notebook(page.file.src_uri)
-        page.meta["notebook_label"] = "下载这个实验的 Jupyter 笔记本"
+    """The download link of a chapter's or lab's notebook, and the language switcher of the page.
+
+    The switcher (``extra.alternate``, which material also writes as ``<link rel="alternate"
+    hreflang>`` into the head) leads to the same page in each language; every page exists in both
+    (``tests/test_parity.py``)."""
+    lang = language(config)
+    src = getattr(page.file, "norm_src_uri", page.file.src_uri)  # 05-implementation.md, also in English
+    labels = LABELS.get(lang, LABELS["en"])
+    if CHAPTER.match(src):
+        page.meta["notebook"] = f"{root_prefix(lang)}{NOTEBOOK_DIR}/{notebook_name(src)}"
+        page.meta["notebook_label"] = labels["chapter"]
+    elif LAB.match(src):
+        page.meta["notebook"] = root_prefix(lang) + lab_notebook(src)
+        page.meta["notebook_label"] = labels["lab"]
+    url = page.url if page.url not in (".", "./") else ""
+    config.extra["alternate"] = [
+        {"name": name, "lang": code, "link": counterpart_url(url, lang, code) or "./"}
+        for code, name in LANGUAGES.items()
+    ]
+    config.extra["language_roots"] = [root_prefix(code) or "./" for code in LANGUAGES]
+    context["lang_root"] = root_prefix(lang)  # overrides/main.html: where this language's search index is
     return context
 
 
-def on_post_build(config: Any) -> None:
+NOTEBOOK_INTROS = {
+    "zh": NOTEBOOK_INTRO,
+    "en": (
+        "> This notebook was generated from the book's `{page}`: its code cells are the chapter's Python"
+        " blocks; run them in order. The first code cell sets up the environment: it installs the book's"
+        " `selfattn` package when needed and does nothing when it is already installed."
+    ),
+}
+SKIP_NOTES = {
+    "zh": ("CUDA（一块 GPU）", "特定的环境", "> 下一个代码单元需要{need}；条件不满足时它会报错，可以跳过。"),
+    "en": ("CUDA (a GPU)", "a particular environment", "> The next code cell needs {need}; without it, it fails and can be skipped."),
+}
+
+
+def write_notebooks(config: Any, lang: str) -> None:
+    """The chapter notebooks (``site/[en/]notebooks/``) and the lab notebooks, of one language."""
     import jupytext
+    from nbformat.v4 import new_code_cell
 
     root = Path(config.config_file_path).parent
     docs = Path(config.docs_dir)
-    out = Path(config.site_dir) / NOTEBOOK_DIR
+    site = Path(config.site_dir) / root_prefix(lang)
+    out = site / NOTEBOOK_DIR
     out.mkdir(parents=True, exist_ok=True)
-    from nbformat.v4 import new_code_cell
-
     version = config.extra["selfattn_version"]
     pages = chapter_pages(root)
+
     def fresh(source: Path, target: Path) -> bool:  # only under `serve --dirty` does site/ survive a rebuild
         return _SERVE["dirty"] and target.exists() and target.stat().st_mtime_ns > source.stat().st_mtime_ns
 
     for page in pages:
-        if not fresh(docs / page, out / notebook_name(page)):
-            text = (docs / page).read_text(encoding="utf-8")
-            nb = chapter_notebook(text, f"docs/{page}", config.site_url or "", version)
+        source = docs / source_of(page, lang)
+        if not fresh(source, out / notebook_name(page)):
+            text = source.read_text(encoding="utf-8")
+            nb = chapter_notebook(text, f"docs/{source_of(page, lang)}", config.site_url or "", version, lang)
             jupytext.write(nb, out / notebook_name(page), fmt="ipynb")
     labs = [entry for entry in nav_entries(load_config(root)) if LAB.match(entry)]
     for lab in labs:  # the labs are jupytext percent scripts: convert each to .ipynb beside its page
-        target = Path(config.site_dir) / lab_notebook(lab)
+        source = docs / source_of(lab, lang)
+        target = site / lab_notebook(lab)
         target.parent.mkdir(parents=True, exist_ok=True)
-        if not fresh(docs / lab, target):
-            nb = jupytext.read(docs / lab)
+        if not fresh(source, target):
+            nb = jupytext.read(source)
             first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
             nb.cells.insert(first, new_code_cell(setup_cell(version)))
             jupytext.write(nb, target, fmt="ipynb")
-    log.info("notebooks: wrote %d chapter notebooks to %s/ and %d lab notebooks", len(pages), NOTEBOOK_DIR, len(labs))
+        if lang != DEFAULT_LANGUAGE:  # mkdocs-jupyter copied scaling.en.py; the lab links to scaling.py
+            copied = target.parent / Path(source_of(lab, lang)).name
+            shutil.copyfile(source, target.parent / Path(lab).name)
+            copied.unlink(missing_ok=True)
+    log.info("notebooks (%s): wrote %d chapter notebooks to %s and %d lab notebooks", lang, len(pages), out, len(labs))
+
+
+SEARCH_INDEX = "search/search_index.json"
+SEARCH_KEYS = ("lang", "separator", "pipeline", "fields")
+_BUILDS: list[str] = []  # the languages being built: i18n builds the others inside the first one's on_post_build
+_SEARCH: dict[str, dict[str, Any]] = {}  # each language's search settings, as its build used them
+_STATIC: dict[tuple[str, str], str] = {}  # (language, template) -> 404.html and sitemap.xml as rendered
+
+
+def split_search_index(config: Any) -> None:
+    """One search index per language: ``site/search/`` (Chinese, segmented by jieba) and
+    ``site/en/search/`` (English, with English stop words); ``overrides/main.html`` points the
+    English pages at theirs.
+
+    At the end of the first build, mkdocs-static-i18n writes one index of every language to
+    ``site/search/``. It is split here by location (``en/...`` is English, with locations then
+    relative to ``en/``), each part with its language's settings. Entries are unique by location:
+    under ``mkdocs serve`` i18n adds each rebuild's entries to the previous ones."""
+    import json
+
+    path = Path(config.site_dir) / SEARCH_INDEX
+    if not path.exists():
+        return
+    index = json.loads(path.read_text(encoding="utf-8"))
+    for lang in LANGUAGES:
+        prefix = root_prefix(lang)
+        if prefix:
+            docs = [{**d, "location": d["location"][len(prefix):]} for d in index["docs"] if d["location"].startswith(prefix)]
+        else:
+            docs = [d for d in index["docs"] if not re.match(r"^[a-z]{2}/", d["location"])]
+        if not docs:
+            continue
+        unique = list({d["location"]: d for d in docs}.values())
+        part = {"config": _SEARCH.get(lang, index["config"]), "docs": unique}
+        target = Path(config.site_dir) / prefix / SEARCH_INDEX
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(part, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+
+
+def on_post_template(output: str, template_name: str, config: Any) -> str:
+    """Each language renders ``404.html`` and ``sitemap.xml`` into the root of site/, the later
+    language over the earlier: keep each rendering, to write it under its own root at the end."""
+    _STATIC[(_BUILDS[-1] if _BUILDS else language(config), template_name)] = output
+    return output
+
+
+def in_language(entry: str, lang: str, config: Any) -> bool:
+    """Whether a sitemap entry (``<url><loc>https://.../selfattn/en/05-implementation/</loc>...``) is of ``lang``."""
+    from urllib.parse import urlparse
+
+    loc = re.search(r"<loc>(.*?)</loc>", entry)
+    base = urlparse(config.site_url or "/").path
+    path = urlparse(loc[1]).path.removeprefix(base) if loc else ""
+    page_lang = next((code for code in LANGUAGES if root_prefix(code) and path.startswith(root_prefix(code))), DEFAULT_LANGUAGE)
+    return page_lang == lang
+
+
+def write_static_pages(config: Any) -> None:
+    import gzip
+
+    for (lang, name), output in _STATIC.items():
+        if name == "sitemap.xml":  # only this language's pages: a link to the other one is a full page load
+            output = re.sub(r"\s*<url>.*?</url>", lambda m: m[0] if in_language(m[0], lang, config) else "", output, flags=re.S)
+        target = Path(config.site_dir) / root_prefix(lang) / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(output, encoding="utf-8")
+        if name == "sitemap.xml":
+            with gzip.GzipFile(target.with_suffix(".xml.gz"), "wb", mtime=0) as gz:
+                gz.write(output.encode("utf-8"))
+
+
+@event_priority(-200)  # after mkdocs-static-i18n (-100), which builds the other languages in its on_post_build
+def on_post_build(config: Any) -> None:
+    lang = _BUILDS.pop() if _BUILDS else language(config)
+    write_notebooks(config, lang)
+    if not _BUILDS:  # the first build, after all the others
+        split_search_index(config)
+        write_static_pages(config)
+        _STATIC.clear()
