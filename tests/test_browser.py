@@ -33,6 +33,7 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
+from tools.parity import english_path
 from tools.tangle import MARKER, load_config, nav_entries, parse_fences
 
 pytestmark = pytest.mark.browser
@@ -54,7 +55,9 @@ LAUNCH_ARGS = [
     "--disable-quic",
 ]
 # Search terms, and a page each must find whatever else the book says (the only hard-coded page of this file).
-SEARCHES = {"缩放点积": "05-implementation/", "掩码": "05-implementation/"}
+# (edition, term, a page it must find): each edition searches its own index only.
+SEARCHES = [("", "缩放点积", "05-implementation/"), ("", "掩码", "05-implementation/"),
+            ("en/", "scaled dot-product", "en/05-implementation/")]
 RESULTS_SHOWN = 10  # material renders the first 10 result pages, more on scrolling
 
 
@@ -68,12 +71,19 @@ def page_url(src: str) -> str:
     return stem.removesuffix("/index") + "/"
 
 
+def source(src: str) -> Path:
+    """The file a page is built from: ``en/05-implementation.md`` is ``docs/05-implementation.en.md``."""
+    if src.startswith(EN):
+        return english_path(DOCS / src.removeprefix(EN))
+    return DOCS / src
+
+
 def expected_titles(src: str) -> list[str]:
     """The file titles a page must show: the ``#| file:`` marker of each titled ```python block."""
     if not src.endswith(".md"):
         return []
     titles = []
-    for fence in parse_fences((DOCS / src).read_text(encoding="utf-8"), src):
+    for fence in parse_fences(source(src).read_text(encoding="utf-8"), src):
         if fence.info == "python" and fence.char == "`" and fence.body:
             m = MARKER.match(fence.body[0].strip())
             if m:
@@ -83,15 +93,24 @@ def expected_titles(src: str) -> list[str]:
 
 def fence_count(src: str) -> int:
     """How many fenced blocks the page's Markdown source has (each must become a code block with a copy button)."""
-    return len(parse_fences((DOCS / src).read_text(encoding="utf-8"), src)) if src.endswith(".md") else 0
+    return len(parse_fences(source(src).read_text(encoding="utf-8"), src)) if src.endswith(".md") else 0
 
 
 def plots(src: str) -> bool:
     """A lab notebook that imports matplotlib must show its plots."""
-    return src.endswith((".py", ".ipynb")) and "matplotlib" in (DOCS / src).read_text(encoding="utf-8")
+    return src.endswith((".py", ".ipynb")) and "matplotlib" in source(src).read_text(encoding="utf-8")
 
 
-PAGES = nav_entries(CONFIG)
+# The pages of the nav in both editions: ``05-implementation.md`` and ``en/05-implementation.md``
+# (the English page, built from docs/05-implementation.en.md at the URL en/05-implementation/).
+EN = "en/"
+ZH_PAGES = nav_entries(CONFIG)
+PAGES = ZH_PAGES + [EN + src for src in ZH_PAGES]
+NOTEBOOK_LINK = {"zh": "下载本章 Jupyter 笔记本", "en": "Download this chapter as a Jupyter notebook"}
+
+
+def lang_of(src: str) -> str:
+    return "en" if src.startswith(EN) else "zh"
 
 
 # --------------------------------------------------------------------------------------------- fixtures
@@ -332,13 +351,14 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
                 problems.append(f"the lab imports matplotlib but shows no plot (images: {images})")
 
         # Chapters: the notebook download link, and the notebook is served.
-        if CHAPTER.match(src):
-            link = page.get_by_role("link", name="下载本章 Jupyter 笔记本")
+        if CHAPTER.match(src.removeprefix(EN)):
+            label = NOTEBOOK_LINK[lang_of(src)]
+            link = page.get_by_role("link", name=label)
             if link.count() != 1:
-                problems.append(f"{link.count()} links 「下载本章 Jupyter 笔记本」, expected 1")
+                problems.append(f"{link.count()} links 「{label}」, expected 1")
             else:
                 href = urljoin(page.url, link.get_attribute("href") or "")
-                if not href.endswith(f"notebooks/{src[:-3]}.ipynb"):
+                if not href.endswith(f"{EN if src.startswith(EN) else ''}notebooks/{src.removeprefix(EN)[:-3]}.ipynb"):
                     problems.append(f"the notebook link points to {href}")
                 r = page.request.get(href)
                 if not r.ok or json.loads(r.body()).get("nbformat") != 4:
@@ -346,7 +366,8 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         # Every Markdown page offers "edit this page".
         if src.endswith(".md"):
             edit = page.locator("a.md-content__button[rel=edit]")
-            if edit.count() != 1 or not (edit.get_attribute("href") or "").endswith(f"edit/main/docs/{src}"):
+            edited = source(src).relative_to(DOCS).as_posix()
+            if edit.count() != 1 or not (edit.get_attribute("href") or "").endswith(f"edit/main/docs/{edited}"):
                 problems.append("no 'edit this page' button pointing at the page's source")
 
         shoot(page, f"{_slug(src)}-light")
@@ -427,27 +448,30 @@ def test_88_columns_fit_at_1280_px(browser: Any, base_url: str, line: str, scrol
 PRINT_PAGE = "print_page/"
 
 
-def test_print_page_has_the_whole_book_offline_with_math(browser: Any, base_url: str, site_dir: Path) -> None:
-    """The whole book in one page (mkdocs-print-site-plugin): every nav page, math by KaTeX, nothing remote."""
-    assert (site_dir / PRINT_PAGE / "index.html").exists(), "the print page was not built"
-    home = (site_dir / "index.html").read_text(encoding="utf-8")
+@pytest.mark.parametrize("root", ["", EN], ids=["zh", "en"])
+def test_print_page_has_the_whole_book_offline_with_math(browser: Any, base_url: str, site_dir: Path, root: str) -> None:
+    """The whole book in one page (mkdocs-print-site-plugin), in each language: every nav page, math by KaTeX,
+    nothing remote."""
+    assert (site_dir / root / PRINT_PAGE / "index.html").exists(), "the print page was not built"
+    home = (site_dir / root / "index.html").read_text(encoding="utf-8")
     assert 'href="print_page/"' in home, "the preface links to the print page"
-    context, page, watch = open_page(browser, base_url + PRINT_PAGE, timeout_ms=60_000)  # 4 MB, 800+ formulas
+    context, page, watch = open_page(browser, base_url + root + PRINT_PAGE, timeout_ms=60_000)  # 4 MB, 800+ formulas
     try:
         page.wait_for_function(MATH_DONE, timeout=30_000)
         assert page.locator(".katex-error").count() == 0
         formulas = page.locator(".arithmatex").count()
         assert formulas > 100 and page.locator(".arithmatex .katex").count() == formulas
         sections = page.eval_on_selector_all("section.print-page", "els => els.map((e) => e.id)")
-        assert len(sections) >= len(PAGES), f"{len(sections)} pages in the print page for {len(PAGES)} in the nav"
+        assert len(sections) >= len(ZH_PAGES), f"{len(sections)} pages in the print page for {len(ZH_PAGES)} in the nav"
         text = page.locator("article").inner_text()
-        for src in PAGES:  # each chapter's first heading is in the print page
+        for src in ZH_PAGES:  # each chapter's first heading is in the print page
             if CHAPTER.match(src):
-                h1 = next(line for line in (DOCS / src).read_text(encoding="utf-8").splitlines() if line.startswith("# "))
+                lines = source(root + src).read_text(encoding="utf-8").splitlines()
+                h1 = next(line for line in lines if line.startswith("# "))
                 title = re.sub(r"\s*\{[^}]*\}\s*$", "", h1[2:]).strip()
-                assert title in text, f"{src}: {title!r} is missing from the print page"
+                assert title in text, f"{root}{src}: {title!r} is missing from the print page"
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "print_page-light.jpg"), type="jpeg", quality=85)
+        page.screenshot(path=str(SCREENSHOTS / f"{root.replace('/', '-')}print_page-light.jpg"), type="jpeg", quality=85)
         assert not watch.errors, watch.errors
         assert not watch.external + watch.blocked, (watch.external, watch.blocked)
         assert not watch.failed, watch.failed
@@ -497,23 +521,23 @@ def test_page(page_problems: dict[str, list[str]], base_url: str, src: str, requ
 
 def pages_containing(term: str) -> list[str]:
     """The URLs of the nav pages whose source contains ``term``."""
-    return [page_url(src) for src in PAGES if term in (DOCS / src).read_text(encoding="utf-8")]
+    return [page_url(src) for src in PAGES if term.lower() in source(src).read_text(encoding="utf-8").lower()]
 
 
-@pytest.mark.parametrize("query, chapter", SEARCHES.items())
-def test_chinese_search(browser: Any, base_url: str, query: str, chapter: str | None) -> None:
-    """The search (lunr over an index segmented by jieba at build time) finds Chinese words in the right pages.
+@pytest.mark.parametrize("root, query, chapter", SEARCHES, ids=[f"{r or 'zh/'}{q}" for r, q, _ in SEARCHES])
+def test_search(browser: Any, base_url: str, root: str, query: str, chapter: str) -> None:
+    """Each edition's search finds its own pages: Chinese words through an index segmented by jieba at
+    build time, English words through the English index (site/en/search/), and nothing of the other language.
 
-    Required: ``chapter`` when given, and at least one result whose source contains the term.
+    Required: ``chapter``, and at least one result whose source contains the term.
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    containing = pages_containing(query)
+    containing = [u for u in pages_containing(query) if u.startswith(root)]
     assert containing, f"no page of the book contains {query!r}"
     # The ranking decides which pages make the first RESULTS_SHOWN results, so only the pinned chapter
     # is required, plus at least one page whose source has the exact term (jieba also matches its parts).
-    required = [chapter] if chapter else []
-    context, page, watch = open_page(browser, base_url)
+    context, page, watch = open_page(browser, base_url + root)
     try:
         box = page.locator("input.md-search__input")
         box.click()  # at 1280 px the search box is in the header (the magnifier label is for narrow screens)
@@ -526,10 +550,39 @@ def test_chinese_search(browser: Any, base_url: str, query: str, chapter: str | 
             pytest.fail(f"search for {query!r} returned nothing ({meta!r}); is the index segmented (lang: zh, jieba)?")
         hrefs = page.eval_on_selector_all(".md-search-result__item > a", "els => els.map((a) => a.href)")
         found = {urlparse(h).path[len(PREFIX) :] for h in hrefs}
-        missing = [p for p in dict.fromkeys(required) if p not in found]
-        assert not missing, f"search for {query!r} found {sorted(found)}; missing {missing}"
+        assert chapter in found, f"search for {query!r} found {sorted(found)}; missing {chapter}"
         assert found & set(containing), f"search for {query!r} found {sorted(found)}, none of {containing}"
+        other = sorted(u for u in found if u.startswith(EN) != bool(root))
+        assert not other, f"search for {query!r} in {root or 'zh/'} found pages of the other edition: {other}"
         assert not watch.errors and not watch.external + watch.blocked, (watch.errors, watch.external, watch.blocked)
+        assert not watch.failed, watch.failed
+    finally:
+        context.close()
+
+
+# (page, the switcher's target language): each lands on the same page in the other language.
+SWITCHES = [("05-implementation.md", "en"), (EN + "05-implementation.md", "zh"), (EN + "index.md", "zh"),
+            ("index.md", "en"), (EN + "labs/scaling.py", "zh"), ("reference/errata.md", "en")]
+
+
+@pytest.mark.parametrize("src, target", SWITCHES, ids=[f"{_slug(s)}-to-{t}" for s, t in SWITCHES])
+def test_language_switcher_lands_on_the_counterpart(browser: Any, base_url: str, src: str, target: str) -> None:
+    """The switcher in the header leads to the same page in the other language; the head has an hreflang
+    link per language; nothing fails to load on the way (javascripts/language-switch.js)."""
+    other = (EN + src) if target == "en" else src.removeprefix(EN)
+    context, page, watch = open_page(browser, base_url + page_url(src))
+    try:
+        hreflang = page.eval_on_selector_all(
+            "link[rel=alternate][hreflang]", "els => els.map((e) => [e.hreflang, e.href])"
+        )
+        assert dict(hreflang) == {"zh": base_url + page_url(src.removeprefix(EN)), "en": base_url + page_url(EN + src.removeprefix(EN))}
+        page.locator(".md-header__option .md-select").hover()
+        page.locator(f"a.md-select__link[hreflang={target}]").click()
+        page.wait_for_url(base_url + page_url(other))
+        page.wait_for_load_state("load")
+        assert page.locator("html").get_attribute("lang") == target
+        assert not watch.errors and not watch.external + watch.blocked, (watch.errors, watch.external, watch.blocked)
+        assert not watch.failed, watch.failed
     finally:
         context.close()
 
@@ -559,6 +612,19 @@ def test_search_index_is_segmented(site_dir: Path) -> None:
     assert "\u200b" in text, "the search index is not segmented into words: is jieba installed?"
 
 
+
+def test_each_edition_has_its_own_search_index(site_dir: Path) -> None:
+    """site/search/ holds the Chinese pages only, site/en/search/ the English ones (locations relative to en/)."""
+    zh = json.loads((site_dir / "search" / "search_index.json").read_text(encoding="utf-8"))
+    en = json.loads((site_dir / EN / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert zh["config"]["lang"] == ["zh"] and en["config"]["lang"] == ["en"], (zh["config"], en["config"])
+    assert not [d["location"] for d in zh["docs"] if d["location"].startswith(EN)]
+    pages = {d["location"].split("#")[0] for d in en["docs"]}
+    assert {page_url(src) for src in ZH_PAGES if src.endswith(".md")} <= pages, pages
+    title = next(d["title"] for d in en["docs"] if d["location"] == "05-implementation/")
+    assert not re.search(r"[\u4e00-\u9fff]", title), title
+
+
 def test_404_page_renders_offline(browser: Any, base_url: str, site_dir: Path) -> None:
     assert (site_dir / "404.html").exists(), "material writes site/404.html"
     context, page, watch = open_page(browser, base_url + "no-such-page/")
@@ -570,6 +636,23 @@ def test_404_page_renders_offline(browser: Any, base_url: str, site_dir: Path) -
         errors = [e for e in watch.errors if "404" not in e]  # the page itself is a 404, by design
         assert not errors, errors
         assert watch.failed == [f"404 {base_url}no-such-page/"], watch.failed
+        # It speaks both languages and leads to both prefaces.
+        for name in ("中文版的前言", "preface of the English edition"):
+            href = page.get_by_role("link", name=name).get_attribute("href") or ""
+            assert urljoin(page.url, href) in (base_url, base_url + EN), (name, href)
+    finally:
+        context.close()
+
+
+def test_english_404_page_renders_offline(browser: Any, base_url: str, site_dir: Path) -> None:
+    """The English edition's own 404 page (site/en/404.html): English first, offline, nothing fails."""
+    assert (site_dir / EN / "404.html").exists()
+    context, page, watch = open_page(browser, base_url + EN + "404.html")
+    try:
+        assert page.locator("html").get_attribute("lang") == "en"
+        assert page.locator("article p").first.get_attribute("lang") == "en"
+        assert page.locator("img[alt=logo]").first.is_visible()
+        assert not watch.errors and not watch.external + watch.blocked and not watch.failed
     finally:
         context.close()
 

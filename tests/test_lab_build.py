@@ -98,6 +98,12 @@ def _make_cache_copy(dst: Path) -> Path:
         encoding="utf-8",
     )
     (docs / "labs" / "other.py").write_text(LAB_HEADER.format(title="Other") + "print('other lab')\n", encoding="utf-8")
+    # The English edition of probe: the same code apart from a comment (other.py has none: i18n falls back to it).
+    (docs / "labs" / "probe.en.py").write_text(
+        LAB_HEADER.format(title="Probe (English)")
+        + "from selfattn.probe import VALUE  # the package's value\n\nprint(f'probe value: {VALUE}')\n",
+        encoding="utf-8",
+    )
     pages = [("前言", "index.md"), ("Probe", "labs/probe.py"), ("Other", "labs/other.py")]
     (dst / "mkdocs.yml").write_text(_replace_nav((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), pages), encoding="utf-8")
     parsed = load_config(dst)
@@ -115,8 +121,13 @@ def _write_chapter(root: Path, value: str, prose: str = "前言。") -> None:
 
 
 def _executed(log: str) -> list[str]:
-    """The labs mkdocs-jupyter executed in a build (it logs a cache miss for each)."""
-    return sorted(Path(line.split("Cache miss, writing:")[1].strip()).name for line in log.splitlines() if "Cache miss" in line)
+    """The labs executed in a build, by title (tools/mkdocs_hooks.py logs each; a lab whose outputs are
+    reused from the other language's run, or come from mkdocs-jupyter's cache, is not executed)."""
+    return sorted(re.findall(r"labs: executed '([^']*)'", log))
+
+
+def _reused(log: str) -> list[str]:
+    return sorted(re.findall(r"labs: reused for '([^']*)'", log))
 
 
 def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None:
@@ -133,32 +144,41 @@ def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None
         return log
 
     # A fresh clone (CI) has no cache: every lab is executed.
-    assert _executed(build()) == ["other.py", "probe.py"]
+    # Each is executed once for both editions: the English build reuses the outputs of the same code.
+    log = build()
+    assert _executed(log) == ["Other", "Probe"]
+    assert _reused(log) == ["Other", "Probe (English)"]
     assert "probe value: one" in probe_page.read_text(encoding="utf-8")
-    assert list((root / ".cache" / "labs").glob("*/*.json")), "the cache lives under .cache/labs/<key>/"
+    english = (site / "en" / "labs" / "probe" / "index.html").read_text(encoding="utf-8")
+    assert "probe value: one" in english and "Probe (English)" in english
+    assert list((root / ".cache" / "labs").glob("*/zh/*.json")), "the cache lives under .cache/labs/<key>/<lang>/"
+    assert list((root / ".cache" / "labs").glob("*/en/*.json"))
 
     # Editing a chapter's prose executes no lab (that is what makes `make serve` fast), and saving a lab
     # executes that lab alone: here both at once, in one build.
     _write_chapter(root, '"one"', prose="前言，改了一句。")
     lab = root / "docs" / "labs" / "probe.py"
     lab.write_text(lab.read_text(encoding="utf-8").replace("probe value", "probe VALUE"), encoding="utf-8")
-    assert _executed(build()) == ["probe.py"]
+    assert _executed(build()) == ["Probe"]  # the English probe keeps its cached page: its text did not change
     assert "probe VALUE: one" in probe_page.read_text(encoding="utf-8")
 
     # A change of the package (a titled block, re-tangled into src/) executes the labs again: no stale output.
     _write_chapter(root, '"two"')
-    assert _executed(build()) == ["other.py", "probe.py"]
+    # The English probe's code now differs from the Chinese one (it still prints "probe value"): it runs on its own.
+    log = build()
+    assert _executed(log) == ["Other", "Probe", "Probe (English)"]
+    assert _reused(log) == ["Other"]
     assert "probe VALUE: two" in probe_page.read_text(encoding="utf-8")
 
     # A cell that raises fails the strict build, names its error, and leaves no page (and no cache entry).
     lab.write_text(lab.read_text(encoding="utf-8") + f'\n\n# %%\nraise RuntimeError("{CANARY}")\n', encoding="utf-8")
-    cached = sorted((root / ".cache" / "labs").glob("*/*.json"))
+    cached = sorted((root / ".cache" / "labs").glob("*/*/*.json"))
     run = _build(root, site)
     log = run.stdout + run.stderr
     assert run.returncode != 0, f"the build should fail on the raising cell, but it exited 0:\n{log[-3000:]}"
     assert CANARY in log, f"the build log should name the failing cell's error:\n{log[-3000:]}"
     assert not probe_page.exists(), "no page for the failed lab"
-    assert sorted((root / ".cache" / "labs").glob("*/*.json")) == cached, "a failed run is not cached"
+    assert sorted((root / ".cache" / "labs").glob("*/*/*.json")) == cached, "a failed run is not cached"
 
 
 def test_the_cache_key_covers_sources_data_and_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -66,12 +66,14 @@ def root_prefix(lang: str) -> str:
     return "" if lang == DEFAULT_LANGUAGE else f"{lang}/"
 
 
-def source_of(src_uri: str, lang: str) -> str:
-    """``05-implementation.md`` -> ``05-implementation.en.md`` in English (the file the page is built from)."""
+def source_of(src_uri: str, lang: str, docs: Path | None = None) -> str:
+    """``05-implementation.md`` -> ``05-implementation.en.md`` in English (the file the page is built from;
+    with ``docs``, the Chinese page when there is no English one: i18n falls back to it)."""
     if lang == DEFAULT_LANGUAGE:
         return src_uri
     stem, dot, ext = src_uri.rpartition(".")
-    return f"{stem}.{lang}.{ext}"
+    translated = f"{stem}.{lang}.{ext}"
+    return src_uri if docs is not None and not (docs / translated).exists() else translated
 
 
 LAB_CACHE = ".cache/labs"
@@ -160,12 +162,14 @@ def execute_each_lab_once() -> None:
     def preprocess(self: Any, nb: Any, resources: Any = None, km: Any = None) -> Any:
         key = f"{_SERVE['inputs']}:{code_key(nb)}"
         cells = [c for c in nb.cells if c.cell_type == "code"]
+        title = next((c.source.splitlines()[0].lstrip("# ") for c in nb.cells if c.cell_type == "markdown" and c.source), "?")
         if key in _EXECUTED:
             for cell, (outputs, count) in zip(cells, _EXECUTED[key]):
                 cell.outputs, cell.execution_count = copy.deepcopy(outputs), count
-            log.info("labs: reused the outputs of a lab with the same code (executed once for both languages)")
+            log.info("labs: reused for %r the outputs of the same code, executed in this build", title)
             return nb, resources
         nb, resources = original(self, nb, resources, km)
+        log.info("labs: executed %r", title)
         for stale in [k for k in _EXECUTED if not k.startswith(f"{_SERVE['inputs']}:")]:
             del _EXECUTED[stale]
         _EXECUTED[key] = [(copy.deepcopy(c.outputs), c.get("execution_count")) for c in cells]
@@ -244,8 +248,8 @@ def on_env(env: Any, config: Any, files: Any) -> Any:
     return env
 
 
-def on_pre_build(config: Any) -> None:
-    root = Path(config.config_file_path).parent
+def start_language_build(config: Any) -> None:
+    """Note which language is being built and with which search settings; put the version into its footer."""
     lang = language(config)
     _BUILDS.append(lang)
     search = search_plugin(config)
@@ -260,12 +264,19 @@ def on_pre_build(config: Any) -> None:
     autorefs = config.plugins.get("autorefs")
     for name in ("_primary_url_map", "_secondary_url_map", "_title_map", "_breadcrumbs_map"):
         getattr(autorefs, name, {}).clear()
+
+
+def on_pre_build(config: Any) -> None:
+    root = Path(config.config_file_path).parent
     try:
         changed = write(root, tangle(root))
     except TangleError as err:
         raise PluginError(f"tangle: {err}") from err
     if changed:
         log.info("tangle: wrote %s", ", ".join(changed))
+    if not hasattr(config, "plugins"):  # tests/test_tangle.py calls this with a bare config
+        return
+    start_language_build(config)
     use_lab_cache(config, root)  # after tangling: the key hashes the new src/
     _SERVE["inputs"] = lab_inputs_key(root)
     execute_each_lab_once()
@@ -286,7 +297,7 @@ def rewrap_labs(files: Any, config: Any) -> Any:
     ``Files``, which finds ``labs/scaling.en.py`` when the nav says ``labs/scaling.py``."""
     from mkdocs_jupyter.plugin import NotebookFile
 
-    jupyter = config.plugins.get("mkdocs-jupyter")
+    jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
     if jupyter is None:
         return files
     prefix = root_prefix(language(config))
@@ -522,14 +533,14 @@ def write_notebooks(config: Any, lang: str) -> None:
         return _SERVE["dirty"] and target.exists() and target.stat().st_mtime_ns > source.stat().st_mtime_ns
 
     for page in pages:
-        source = docs / source_of(page, lang)
+        source = docs / source_of(page, lang, docs)
         if not fresh(source, out / notebook_name(page)):
             text = source.read_text(encoding="utf-8")
-            nb = chapter_notebook(text, f"docs/{source_of(page, lang)}", config.site_url or "", version, lang)
+            nb = chapter_notebook(text, f"docs/{source_of(page, lang, docs)}", config.site_url or "", version, lang)
             jupytext.write(nb, out / notebook_name(page), fmt="ipynb")
     labs = [entry for entry in nav_entries(load_config(root)) if LAB.match(entry)]
     for lab in labs:  # the labs are jupytext percent scripts: convert each to .ipynb beside its page
-        source = docs / source_of(lab, lang)
+        source = docs / source_of(lab, lang, docs)
         target = site / lab_notebook(lab)
         target.parent.mkdir(parents=True, exist_ok=True)
         if not fresh(source, target):
@@ -538,9 +549,10 @@ def write_notebooks(config: Any, lang: str) -> None:
             nb.cells.insert(first, new_code_cell(setup_cell(version)))
             jupytext.write(nb, target, fmt="ipynb")
         if lang != DEFAULT_LANGUAGE:  # mkdocs-jupyter copied scaling.en.py; the lab links to scaling.py
-            copied = target.parent / Path(source_of(lab, lang)).name
+            copied = target.parent / Path(source_of(lab, lang, docs)).name
             shutil.copyfile(source, target.parent / Path(lab).name)
-            copied.unlink(missing_ok=True)
+            if copied.name != Path(lab).name:
+                copied.unlink(missing_ok=True)
     log.info("notebooks (%s): wrote %d chapter notebooks to %s and %d lab notebooks", lang, len(pages), out, len(labs))
 
 

@@ -1,0 +1,101 @@
+"""The two editions cannot drift: every page has an English edition that runs the same code.
+
+tools/parity.py compares, page by page, the Python blocks of the Chinese page and of its English
+edition (``NAME.en.md``, ``labs/NAME.en.py``). The tests below run it on the book, and show on
+copies that it fails on a one-token change, names the page and the block, and lets only
+human-language text differ.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tools.parity import check, compare, english_path, source_pages
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = source_pages(DOCS)
+
+
+def test_every_page_and_lab_has_an_english_edition() -> None:
+    assert len(PAGES) >= 20, PAGES
+    missing = [p.relative_to(ROOT).as_posix() for p in PAGES if not english_path(p).exists()]
+    assert not missing, f"pages without an English edition: {missing}"
+    orphans = [
+        p.relative_to(ROOT).as_posix()
+        for p in [*DOCS.rglob("*.en.md"), *DOCS.glob("labs/*.en.py")]
+        if not p.with_name(p.name.replace(".en.", ".")).exists()
+    ]
+    assert not orphans, f"English pages without a Chinese page: {orphans}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
+def test_english_edition_runs_the_same_code(page: Path) -> None:
+    problems = check([page], ROOT)
+    assert not problems, "\n".join(problems)
+
+
+def test_a_one_token_change_fails_and_names_the_page_and_block(tmp_path: Path) -> None:
+    """In a temporary copy of chapter 5, change one token of the English edition's code."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("05-implementation.md", "05-implementation.en.md"):
+        shutil.copy(DOCS / name, docs / name)
+    assert check([docs / "05-implementation.md"], tmp_path) == []
+    en = docs / "05-implementation.en.md"
+    text = en.read_text(encoding="utf-8")
+    assert "softmax(dim=-1)" in text
+    en.write_text(text.replace("softmax(dim=-1)", "softmax(dim=-2)", 1), encoding="utf-8")
+    problems = check([docs / "05-implementation.md"], tmp_path)
+    assert len(problems) == 1, problems
+    assert problems[0].startswith("docs/05-implementation.md: block ")
+    assert "the code differs" in problems[0]
+
+
+def test_a_changed_titled_block_fails(tmp_path: Path) -> None:
+    zh = "# A\n\n```python\n#| file: src/selfattn/x.py\nX = 1  # 一\n```\n"
+    assert compare(zh, zh, "a.md") == []
+    problems = compare(zh, zh.replace("# 一", "# one"), "a.md")
+    assert problems == ["a.md: block 1 (zh line 3, en line 3): a titled block must be identical in both editions"]
+
+
+ZH = '''# 标题 {#title}
+
+```python
+x = 3  # 注释
+print(f"结果：{x:.2f}", "ok")
+assert x > 0, "必须为正"
+```
+<!--pytest-codeblocks:expected-output-->
+```text
+结果：3.00 ok
+```
+'''
+
+
+@pytest.mark.parametrize(
+    "en, ok",
+    [
+        (ZH.replace("# 注释", "# a comment").replace("结果：", "result: ").replace("必须为正", "must be positive"), True),
+        (ZH.replace("标题", "Title"), True),  # prose
+        (ZH.replace('"ok"', '"OK"'), False),  # an ASCII string is code (a regex, a dtype, "-inf")
+        (ZH.replace("{x:.2f}", "{x:.3f}"), False),  # a format spec changes what is printed
+        (ZH.replace("{x:.2f}", "{x + 1:.2f}"), False),  # the expression inside an f-string is code
+        (ZH.replace("x = 3", "x = 4"), False),
+        (ZH.replace("<!--pytest-codeblocks:expected-output-->\n", ""), False),  # markers
+        (ZH.replace("{#title}", "{#other}"), False),  # anchors that links land on
+        (ZH + "\n```python\nprint(1)\n```\n", False),  # one block more
+    ],
+)
+def test_only_human_language_text_may_differ(en: str, ok: bool) -> None:
+    assert (compare(ZH, en, "a.md") == []) is ok, compare(ZH, en, "a.md")
+
+
+def test_labs_compare_code_cells(tmp_path: Path) -> None:
+    zh = "# %% [markdown]\n# 中文\n\n# %%\n# %matplotlib inline\nx = 1  # 注释\nassert x, '中文'\n"
+    en = "# %% [markdown]\n# English\n\n# %%\n# %matplotlib inline\nx = 1  # a comment\nassert x, 'English'\n"
+    assert compare(zh, en, "lab.py", lab=True) == []
+    assert compare(zh, en.replace("x = 1", "x = 2"), "lab.py", lab=True) != []
