@@ -13,6 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tools.parity import english_path
 from tools.mkdocs_hooks import LAB, NOTEBOOK_DIR, chapter_pages, lab_notebook, notebook_name
 from tools.release import package_version, setup_cell
 from tools.tangle import load_config, nav_entries, parse_fences
@@ -22,33 +23,45 @@ CHAPTERS = chapter_pages(ROOT)
 EXECUTED = "05-implementation.md"
 
 
-def python_fences(page: str) -> list[str]:
+# Each edition's notebooks: site/notebooks/ from the Chinese chapters, site/en/notebooks/ from the English ones.
+EDITIONS = {"zh": "", "en": "en/"}
+
+
+def source(page: str, root: str = "") -> Path:
+    """``05-implementation.md`` in the edition at ``root`` (``en/``: ``docs/05-implementation.en.md``)."""
+    path = ROOT / "docs" / page
+    return english_path(path) if root else path
+
+
+def python_fences(page: str, root: str = "") -> list[str]:
     """The bodies of the chapter's ```python blocks (those pytest-codeblocks runs), in order."""
-    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    text = source(page, root).read_text(encoding="utf-8")
     return ["\n".join(f.body).rstrip("\n") for f in parse_fences(text, page) if f.info == "python" and f.char == "`"]
 
 
-def read(site_dir: Path, page: str) -> nbformat.NotebookNode:
-    return nbformat.read(site_dir / NOTEBOOK_DIR / notebook_name(page), as_version=4)
+def read(site_dir: Path, page: str, root: str = "") -> nbformat.NotebookNode:
+    return nbformat.read(site_dir / root / NOTEBOOK_DIR / notebook_name(page), as_version=4)
 
 
 LABS = [entry for entry in nav_entries(load_config(ROOT)) if LAB.match(entry)]
 
 
+@pytest.mark.parametrize("root", EDITIONS.values(), ids=EDITIONS.keys())
 @pytest.mark.parametrize("lab", LABS)
-def test_every_lab_has_its_notebook(site_dir: Path, lab: str) -> None:
-    """Each lab (a jupytext percent script) is offered as an .ipynb beside its page, cell for cell."""
-    path = site_dir / lab_notebook(lab)
+def test_every_lab_has_its_notebook(site_dir: Path, lab: str, root: str) -> None:
+    """Each lab (a jupytext percent script) is offered as an .ipynb beside its page, cell for cell, in each edition."""
+    path = site_dir / root / lab_notebook(lab)
     assert path.exists(), f"{path} is missing: the on_post_build hook writes it"
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
-    source = (ROOT / "docs" / lab).read_text(encoding="utf-8")
-    code_markers = [line for line in source.splitlines() if line.startswith("# %%") and "[markdown]" not in line]
+    text = source(lab, root).read_text(encoding="utf-8")
+    code_markers = [line for line in text.splitlines() if line.startswith("# %%") and "[markdown]" not in line]
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     assert code[0] == setup_cell(package_version(ROOT)), f"{lab}: the setup cell must come first"
     assert len(code) == 1 + len(code_markers), lab
-    page = (site_dir / lab_notebook(lab)).parent / "index.html"
+    page = (site_dir / root / lab_notebook(lab)).parent / "index.html"
     assert path.name in page.read_text(encoding="utf-8"), f"{page} does not link to {path.name}"
+    assert (path.parent / Path(lab).name).read_text(encoding="utf-8") == text, "the lab's source, beside its page"
 
 
 def test_the_chapters_are_found() -> None:
@@ -56,32 +69,34 @@ def test_the_chapters_are_found() -> None:
     assert len(CHAPTERS) >= 9, CHAPTERS
 
 
+@pytest.mark.parametrize("root", EDITIONS.values(), ids=EDITIONS.keys())
 @pytest.mark.parametrize("page", CHAPTERS)
-def test_every_chapter_has_its_notebook(site_dir: Path, page: str) -> None:
-    path = site_dir / NOTEBOOK_DIR / notebook_name(page)
+def test_every_chapter_has_its_notebook(site_dir: Path, page: str, root: str) -> None:
+    path = site_dir / root / NOTEBOOK_DIR / notebook_name(page)
     assert path.exists(), f"{path} is missing: the on_post_build hook writes it"
-    nb = read(site_dir, page)
+    nb = read(site_dir, page, root)
     nbformat.validate(nb)
     assert nb.metadata.kernelspec.name == "python3"
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     assert code[0] == setup_cell(package_version(ROOT)), f"{page}: the setup cell must come first"
     code = code[1:]
-    fences = python_fences(page)
+    fences = python_fences(page, root)
     assert len(code) == len(fences), f"{page}: {len(code)} code cells for {len(fences)} ```python blocks"
     assert code == fences, f"{page}: the code cells differ from the chapter's blocks"
     markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "```python" not in markdown and "pytest-codeblocks:" not in markdown
 
 
+@pytest.mark.parametrize("root", EDITIONS.values(), ids=EDITIONS.keys())
 @pytest.mark.parametrize("page", [EXECUTED] + [p for p in CHAPTERS if p != EXECUTED])
-def test_the_chapter_notebook_runs(site_dir: Path, page: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_chapter_notebook_runs(site_dir: Path, page: str, root: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Execute the downloaded notebook with nbclient on the CPU, as a reader would: from the repository root.
 
-    Chapter 5's first (the one the site's download must get right); then every other chapter's.
+    Chapter 5's first (the one the site's download must get right); then every other chapter's; in each edition.
     """
     from nbclient import NotebookClient
 
-    nb = read(site_dir, page)
+    nb = read(site_dir, page, root)
     if page == EXECUTED:
         assert sum(c.cell_type == "code" for c in nb.cells) > 0
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
