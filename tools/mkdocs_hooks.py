@@ -164,7 +164,7 @@ def execute_each_lab_once() -> None:
         cells = [c for c in nb.cells if c.cell_type == "code"]
         title = next((c.source.splitlines()[0].lstrip("# ") for c in nb.cells if c.cell_type == "markdown" and c.source), "?")
         if key in _EXECUTED:
-            for cell, (outputs, count) in zip(cells, _EXECUTED[key]):
+            for cell, (outputs, count) in zip(cells, _EXECUTED[key], strict=True):
                 cell.outputs, cell.execution_count = copy.deepcopy(outputs), count
             log.info("labs: reused for %r the outputs of the same code, executed in this build", title)
             return nb, resources
@@ -616,7 +616,10 @@ def write_static_pages(config: Any) -> None:
 
     for (lang, name), output in _STATIC.items():
         if name == "sitemap.xml":  # only this language's pages: a link to the other one is a full page load
-            output = re.sub(r"\s*<url>.*?</url>", lambda m: m[0] if in_language(m[0], lang, config) else "", output, flags=re.S)
+            entries = re.findall(r"\s*<url>.*?</url>", output, flags=re.S)
+            for entry in entries:
+                if not in_language(entry, lang, config):
+                    output = output.replace(entry, "", 1)
         target = Path(config.site_dir) / root_prefix(lang) / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(output, encoding="utf-8")

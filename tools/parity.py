@@ -159,7 +159,7 @@ def compare_block(name: str, i: int, zh: Block, en: Block) -> list[str]:
     elif zh_magics != en_magics:
         problems.append(f"{where}: magics differ: {zh_magics} vs {en_magics}")
     else:
-        for a, b in zip(zh_strings, en_strings):
+        for a, b in zip(zh_strings, en_strings, strict=True):
             if a != b and not human(a):
                 problems.append(f"{where}: string {a!r} became {b!r}; only human-language text may differ")
     return problems
@@ -172,7 +172,7 @@ def compare(zh_text: str, en_text: str, name: str, lab: bool = False) -> list[st
     problems = []
     if len(zh) != len(en):
         problems.append(f"{name}: {len(zh)} Python blocks in Chinese, {len(en)} in English")
-    for i, (a, b) in enumerate(zip(zh, en)):
+    for i, (a, b) in enumerate(zip(zh, en, strict=False)):  # a count mismatch is reported above
         problems += compare_block(name, i, a, b)
     if not lab:
         zh_ids, en_ids = ANCHOR.findall(zh_text), ANCHOR.findall(en_text)
