@@ -109,6 +109,9 @@ PAGES = ZH_PAGES + [EN + src for src in ZH_PAGES]
 NOTEBOOK_LINK = {"zh": "下载本章 Jupyter 笔记本", "en": "Download this chapter as a Jupyter notebook"}
 
 
+EN_SCREENSHOTS = {EN + "index.md", EN + "05-implementation.md"}  # English pages shot whole and in both palettes
+
+
 def lang_of(src: str) -> str:
     return "en" if src.startswith(EN) else "zh"
 
@@ -370,7 +373,11 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
             if edit.count() != 1 or not (edit.get_attribute("href") or "").endswith(f"edit/main/docs/{edited}"):
                 problems.append("no 'edit this page' button pointing at the page's source")
 
-        shoot(page, f"{_slug(src)}-light")
+        # Screenshots: every page's first screen; the whole page and the dark palette of the Chinese pages
+        # and of two English ones (the same templates: the rest would only add time).
+        full = not src.startswith(EN) or src in EN_SCREENSHOTS
+        if full:
+            shoot(page, f"{_slug(src)}-light")
         shoot(page, f"{_slug(src)}-light-1280x900", full_page=False)  # what a reader sees first
 
         # The palette toggle: light -> dark and back.
@@ -381,7 +388,8 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         dark = page.locator("body").get_attribute("data-md-color-scheme")
         if (scheme, dark) != ("default", "slate"):
             problems.append(f"the palette toggle went from {scheme!r} to {dark!r}, expected 'default' -> 'slate'")
-        shoot(page, f"{_slug(src)}-dark", full_page=False)  # the palette: the first screen is enough
+        if full:
+            shoot(page, f"{_slug(src)}-dark", full_page=False)  # the palette: the first screen is enough
         page.locator("form[data-md-component=palette] label:visible").click()
         with contextlib.suppress(Exception):
             page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=3000)
