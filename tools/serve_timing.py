@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full", action="store_true", help="serve without --dirty (`make serve-full`)")
     args = parser.parse_args(argv)
     root = args.root.resolve()
-    page = root / args.page if args.page else sorted((root / "docs").glob("03-*.md"))[0]
+    page = root / args.page if args.page else sorted(p for p in (root / "docs").glob("03-*.md") if ".en." not in p.name)[0]
     src = page.relative_to(root / "docs").as_posix()
     originals = {page: page.read_text(encoding="utf-8")}
     lab = root / "docs" / args.lab if args.lab else None
