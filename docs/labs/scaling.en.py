@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # Scaling lab (chapter 4)
+# # Scaling Lab (Chapter 4)
 #
 # This notebook is executed when the site is built; every figure below is generated on the spot. It draws the claims of [chapter 4](../../04-why-sqrt-dk/) as curves:
 #
