@@ -11,14 +11,14 @@
 # ---
 
 # %% [markdown]
-# # Scaling lab (chapter 4)
+# # Scaling Lab (Chapter 4)
 #
 # This notebook is executed when the site is built; every figure below is generated on the spot. It draws the claims of [chapter 4](../../04-why-sqrt-dk/) as curves:
 #
-# 1. The dot product $q \cdot k$ has variance $d_k$; divided by $\sqrt{d_k}$, variance 1.
+# 1. The dot product $q \cdot k$ has variance $d_k$; divided by $\sqrt{d_k}$, it has variance 1.
 # 2. Without scaling, the softmax saturates as $d_k$ grows (max weight → 1, entropy → 0); dividing by $d_k$ drives it to uniform (entropy → $\log n$); dividing by $\sqrt{d_k}$ makes it independent of $d_k$.
 # 3. Saturation makes the gradient at the softmax input **smaller**.
-# 4. But at the query $q$ and at $W_q$, the **median** unscaled gradient collapses towards 0 (most rows stop learning) while the **mean** grows (a few rows are amplified by about $\sqrt{d_k}$), and the total gradient of $W_q$ is several times the scaled one; there is no NaN in float32.
+# 4. But at the query $q$ and at $W_q$, the **median** unscaled gradient collapses toward 0 (most rows stop learning) while the **mean** grows (a few rows are amplified by about $\sqrt{d_k}$), and the total gradient of $W_q$ is several times the scaled one; there is no NaN in float32.
 #
 # Download: the [Jupyter notebook](scaling.ipynb), or the [source file](scaling.py) in jupytext percent format (it also runs as a plain Python script). The whole notebook runs in a few seconds on a CPU.
 
@@ -120,7 +120,7 @@ assert abs(max_w["/ d_k"][-1] - 1 / N_KEYS) < 0.02, "/ d_k: max weight falls to 
 
 # %% [markdown]
 # - No scaling: the larger $d_k$, the closer the maximum weight gets to 1 and the entropy to 0; attention collapses to one-hot.
-# - Dividing by $d_k$: the maximum weight falls towards $1/n$ and the entropy approaches $\log n$; attention becomes uniform and loses its selectivity.
+# - Dividing by $d_k$: the maximum weight falls toward $1/n$ and the entropy approaches $\log n$; attention becomes uniform and loses its selectivity.
 # - Dividing by $\sqrt{d_k}$: both curves are flat; the shape of the distribution does not depend on $d_k$.
 #
 # ## 3. The gradient through the softmax
@@ -205,7 +205,7 @@ print(f"d_k = {D_KS[-1]}: median {un_med[-1]:.3f} vs {sc_med[-1]:.3f}, "
       f"mean {un_mean[-1]:.2f} vs {sc_mean[-1]:.2f}, ||dL/dW_q|| ratio {ratio[-1]:.1f}")
 
 # %% [markdown]
-# Without scaling, the median collapses towards 0 as $d_k$ grows: most queries are saturated and stop learning. The mean, however, keeps rising: the few queries that are not saturated have their gradient multiplied by about $\sqrt{d_k}$.
+# Without scaling, the median collapses toward 0 as $d_k$ grows: most queries are saturated and stop learning. The mean, however, keeps rising: the few queries that are not saturated have their gradient multiplied by about $\sqrt{d_k}$.
 # The total gradient of $W_q$ is therefore dominated by these few rows and is several times the scaled one. Everything runs in float32, and there is no NaN.
 # After dividing by $\sqrt{d_k}$, the mean and the median almost coincide and do not change with $d_k$: every query receives a gradient of similar size.
 #
