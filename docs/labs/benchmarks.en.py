@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Benchmark plots (reference page)
+# # Benchmark Plots (Reference Page)
 #
 # This lab runs **when the site is built**, but it does not run the benchmarks: it only
 # reads the committed `benchmarks/results/cpu.json` (measured on one machine by

@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # Capstone lab (chapter 10)
+# # Capstone Lab (Chapter 10)
 #
 # This notebook is executed when the site is built; its numbers and plots are produced on the spot. It is the full version of [chapter 10](../../10-capstone/):
 #
@@ -291,7 +291,7 @@ def first(name, key):
     return [runs[name, s][key][0] for s in SEEDS]
 
 
-# at initialisation: 1/d_k is closest to uniform, no scaling the sharpest
+# at initialization: 1/d_k is closest to uniform, no scaling the sharpest
 assert max(first("1 (unscaled)", "entropy")) < min(first("1/sqrt(d_k)", "entropy"))
 assert max(first("1/sqrt(d_k)", "entropy")) < min(first("1/d_k", "entropy"))
 # after training: attention divided by d_k is still the flattest (highest entropy)

@@ -1,9 +1,9 @@
 # %% [markdown]
-# # Cost lab (chapter 8): multiple heads and $O(n^2)$
+# # Cost Lab (Chapter 8): Multiple Heads and $O(n^2)$
 #
 # This notebook is rerun every time the site is built, and its figures are drawn then (see [chapter 8](../../08-multihead/)). It runs two experiments:
 #
-# 1. **What multiple heads are for.** On the task built in section 8.1, train a one-head and a two-head `MultiHeadSelfAttention` with exactly the same number of parameters, compare their errors, and plot the per-head attention maps they learn.
+# 1. **What multiple heads are for.** On the task built in section 8.1, train a single-head and a two-head `MultiHeadSelfAttention` with exactly the same number of parameters, compare their errors, and plot the per-head attention maps they learn.
 # 2. **The cost of $O(n^2)$.** Measure how the forward time and peak memory of the explicit path (the one that returns the weights) grow with the sequence length $n$, and compare its time with SDPA's fast path.
 #
 # To keep the timings less disturbed on a build machine that may be running other jobs, only one CPU thread is used. The exact milliseconds depend on the machine; do **not** treat them as a benchmark. What matters is the trend as $n$ grows.
@@ -30,7 +30,7 @@ print("torch", torch.__version__)
 # %% [markdown]
 # ## 1. What multiple heads are for
 #
-# The task is the one of section 8.1: each token's features are a one-hot position ($n = 8$), a one-hot category (2 categories) and a numeric payload $p_j$, padded with a 0 to make $d_\text{model} = 12$. The two target channels are the payload of the previous token, $p_{i-1}$ (cyclically), and the mean payload of the tokens of the same category. The model's output is read from its first two channels and trained with the mean squared error. The one-head and two-head models have exactly the same number of parameters ($4d^2 + 4d$); they differ only in the number of attention distributions.
+# The task is the one of section 8.1: each token's features are a one-hot position ($n = 8$), a one-hot category (2 categories) and a numeric content $p_j$, padded with a 0 to make $d_\text{model} = 12$. The two target channels are the content of the previous token, $p_{i-1}$ (cyclically), and the mean content of the tokens of the same category. The model's output is read from its first two channels and trained with the mean squared error. The single-head and two-head models have exactly the same number of parameters ($4d^2 + 4d$); they differ only in the number of attention distributions.
 
 # %%
 N_TOK, N_CAT, D_MODEL = 8, 2, 12
@@ -43,7 +43,7 @@ def make_batch(batch: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Te
     x = torch.cat([
         torch.eye(N_TOK).expand(batch, N_TOK, N_TOK),                       # position
         F.one_hot(cats, N_CAT).float(),                                     # category
-        pay[..., None],                                                     # payload
+        pay[..., None],                                                     # content
         torch.zeros(batch, N_TOK, 1),                                       # zero pad
     ], dim=-1)                                                              # (B, n, 12)
     same = (cats[:, :, None] == cats[:, None, :]).float()                   # (B, n, n)
@@ -93,11 +93,11 @@ assert n_params[1] == n_params[2] == 4 * D_MODEL**2 + 4 * D_MODEL, (
     "the parameter counts should match: 4d² + 4d"
 )
 assert err2.max() < 0.02, f"the two-head model should learn both channels: {err2}"
-assert err1.max() > 5 * err2.max(), f"the one-head model is worse on a channel: {err1}"
-assert err1[1] > 10 * err2.max(), f"the one-head model fails on channel 1: {err1}"
+assert err1.max() > 5 * err2.max(), f"one head is worse on a channel: {err1}"
+assert err1[1] > 10 * err2.max(), f"the single-head model fails on channel 1: {err1}"
 
 # %% [markdown]
-# The one-head model fails to learn at least one channel (here the same-category mean: it spends its only attention distribution on the previous token, as the asserts above check), while the two-head model gets both channels close to 0. Below, on the left, are the training curves; on the right, the per-head attention maps the two-head model learns on one test sequence: one head becomes a diagonal shifted by one, the other splits into blocks by category (which head learns which pattern depends on the initialization; the code below checks both patterns over the whole test set).
+# The single-head model fails to learn at least one channel (here the same-category mean: it spends its only attention distribution on the previous token, as the asserts above check), while the two-head model gets both channels close to 0. Below, on the left, are the training curves; on the right, the per-head attention maps the two-head model learns on one test sequence: one head becomes a diagonal shifted by one, the other splits into blocks by category (which head learns which pattern depends on the initialization; the code below checks both patterns over the whole test set).
 
 # %%
 with torch.no_grad():
@@ -293,4 +293,4 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Two conclusions: the explicit path's memory is $n^2$, with a peak of about two score matrices (also with a causal mask: once `masked_fill` makes the new scores, the old ones are freed right away); SDPA never creates the whole `(B, h, n, n)` matrix as a tensor, and it is also faster at larger $n$. To do the same without a fused kernel, see [8.3 Long sequences: chunking and online softmax](../../08-long-sequences/).
+# Two conclusions: the explicit path's memory is $n^2$, with a peak of about two score matrices (also with a causal mask: once `masked_fill` makes the new scores, the old ones are freed right away); SDPA never creates the whole `(B, h, n, n)` matrix as a tensor, and it is also faster at larger $n$. To do the same without a fused kernel, see [section 8.3](../../08-long-sequences/).
