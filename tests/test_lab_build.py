@@ -204,3 +204,19 @@ def test_the_cache_key_covers_sources_data_and_tools(tmp_path: Path, monkeypatch
     monkeypatch.setattr(mkdocs_hooks.importlib.metadata, "version", lambda name: "9.9" if name == "torch" else real(name))
     keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
     assert len(set(keys)) == len(keys), keys
+
+
+def test_code_key_ignores_comments_and_assert_messages_only() -> None:
+    """What decides whether the English lab may reuse the Chinese lab's outputs."""
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    from tools.mkdocs_hooks import code_key
+
+    def key(*code: str, prose: str = "# 标题") -> str:
+        return code_key(new_notebook(cells=[new_markdown_cell(prose), *(new_code_cell(c) for c in code)]))
+
+    zh = key("%matplotlib inline\nx = 1  # 注释", "assert x == 1, '应为 1'\nprint(f'x = {x}')")
+    assert zh == key("%matplotlib inline\nx = 1  # a comment", "assert x == 1, 'must be 1'\nprint(f'x = {x}')", prose="# Title")
+    assert zh != key("%matplotlib inline\nx = 1", "assert x == 1\nprint(f'x is {x}')")  # printed text differs
+    assert zh != key("%matplotlib inline\nx = 2", "assert x == 1\nprint(f'x = {x}')")
+    assert zh != key("x = 1", "assert x == 1\nprint(f'x = {x}')")  # the magic is part of the code

@@ -24,7 +24,16 @@
   (``site/notebooks/NN-name.ipynb``): never into ``docs/``, so ``mkdocs serve``
   does not reload in a loop. Every notebook opens with the setup cell of
   ``tools/release.py``, pinned to the package's version.
-* ``on_config`` shows that version in the footer; ``on_files`` adds the package's
+* Two editions (mkdocs-static-i18n, ``NAME.md`` and ``NAME.en.md``): i18n builds the
+  Chinese site into ``site/``, then the English one into ``site/en/`` from inside the first
+  build's ``on_post_build``; every hook runs once per language (``language()``). Per
+  language: the search settings (``on_config``) and one index each (``split_search_index``),
+  the print page, the notebooks, ``404.html`` and ``sitemap.xml`` (``on_post_template``).
+  ``on_files`` makes the labs notebook pages again after i18n's own ``on_files``;
+  ``on_page_context`` points the language switcher (and material's ``hreflang`` links) at
+  the same page in the other language. A lab whose code cells match in both languages is
+  executed once per build (``execute_each_lab_once``).
+* ``on_pre_build`` shows the version in the footer; ``on_files`` adds the package's
   wheel (``site/dist/selfattn-VERSION-py3-none-any.whl``, built once per source
   hash under ``.cache/``) and ``on_page_markdown`` replaces ``{{ selfattn_version }}``
   in the pages, so the preface can link to the wheel.
