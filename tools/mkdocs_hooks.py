@@ -511,6 +511,10 @@ def on_page_context(context: Any, page: Any, config: Any, **kwargs: Any) -> Any:
     return context
 
 
+NOTEBOOK_CACHE = ".cache/notebooks"
+_NOTEBOOKS_USED: set[str] = set()  # the cached notebooks this build used (both languages); the rest is dropped
+
+
 NOTEBOOK_INTROS = {
     "zh": NOTEBOOK_INTRO,
     "en": (
@@ -541,12 +545,24 @@ def write_notebooks(config: Any, lang: str) -> None:
     def fresh(source: Path, target: Path) -> bool:  # only under `serve --dirty` does site/ survive a rebuild
         return _SERVE["dirty"] and target.exists() and target.stat().st_mtime_ns > source.stat().st_mtime_ns
 
+    cache = root / NOTEBOOK_CACHE
+    cache.mkdir(parents=True, exist_ok=True)
+    used = set()
     for page in pages:
         source = docs / source_of(page, lang, docs)
-        if not fresh(source, out / notebook_name(page)):
-            text = source.read_text(encoding="utf-8")
+        target = out / notebook_name(page)
+        if fresh(source, target):
+            continue
+        text = source.read_text(encoding="utf-8")
+        # The notebook is a function of these and of this file's code: keep it under their hash (.cache/notebooks/).
+        inputs = [text, page, lang, config.site_url or "", version, Path(__file__).read_text(encoding="utf-8")]
+        cached = cache / (hashlib.sha256("\0".join(inputs).encode()).hexdigest()[:20] + ".ipynb")
+        used.add(cached.name)
+        if not cached.exists():
             nb = chapter_notebook(text, f"docs/{source_of(page, lang, docs)}", config.site_url or "", version, lang)
-            jupytext.write(nb, out / notebook_name(page), fmt="ipynb")
+            jupytext.write(nb, cached, fmt="ipynb")
+        shutil.copyfile(cached, target)
+    _NOTEBOOKS_USED.update(used)
     labs = [entry for entry in nav_entries(load_config(root)) if LAB.match(entry)]
     for lab in labs:  # the labs are jupytext percent scripts: convert each to .ipynb beside its page
         source = docs / source_of(lab, lang, docs)
@@ -645,3 +661,9 @@ def on_post_build(config: Any) -> None:
         split_search_index(config)
         write_static_pages(config)
         _STATIC.clear()
+        if not _SERVE["dirty"]:  # a full build used every notebook it needs: drop the stale ones
+            cache = Path(config.config_file_path).parent / NOTEBOOK_CACHE
+            for stale in cache.glob("*.ipynb"):
+                if stale.name not in _NOTEBOOKS_USED:
+                    stale.unlink()
+        _NOTEBOOKS_USED.clear()
