@@ -57,7 +57,18 @@ from mkdocs.plugins import event_priority
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so that `tools` imports under `mkdocs`
 from tools.release import build_wheel, package_version, setup_cell
-from tools.tangle import MARKER, TangleError, book_pages, load_config, nav_entries, parse_fences, tangle, write
+from tools.tangle import (
+    MARKER,
+    TEST_DIRECTIVE,
+    TangleError,
+    book_pages,
+    directives_above,
+    load_config,
+    nav_entries,
+    parse_fences,
+    tangle,
+    write,
+)
 
 log = logging.getLogger("mkdocs.hooks.tangle")
 
@@ -372,7 +383,6 @@ def on_page_markdown(markdown: str, config: Any, **kwargs: Any) -> str:
 CHAPTER = re.compile(r"^\d\d-[^/]*\.md$")  # docs/05-implementation.md, not docs/index.md or labs
 LAB = re.compile(r"^labs/(?P<name>[^/]+)\.py$")  # docs/labs/scaling.py (jupytext percent format)
 NOTEBOOK_DIR = "notebooks"
-TEST_DIRECTIVE = re.compile(r"^\s*<!--\s*pytest[-.][^>]*-->\s*$")  # <!--pytest-codeblocks:...-->, <!--pytest.mark...-->
 NOTEBOOK_INTRO = (
     "> 本笔记本由本书的 `{page}` 自动生成：代码单元就是这一章的 Python 代码块，请按顺序运行。"
     "第一个代码单元准备环境：需要时安装本书配套的 `selfattn` 包，已经装好时什么也不做。"
@@ -405,17 +415,6 @@ def absolute_links(markdown: str, site_url: str, prefix: str = "") -> str:
         return f"]({site_url.rstrip('/')}/{path}{m['anchor'] or ''})"
 
     return MD_LINK.sub(url, markdown)
-
-
-def directives_above(lines: list[str], start: int) -> list[str]:
-    """The test directives (``<!--pytest.mark.cuda-->``, ``<!--pytest-codeblocks:skip-->``) right above a fence."""
-    found = []
-    i = start - 1
-    while i >= 0 and (not lines[i].strip() or TEST_DIRECTIVE.match(lines[i])):
-        if lines[i].strip():
-            found.append(lines[i].strip())
-        i -= 1
-    return found
 
 
 def chapter_notebook(markdown: str, page: str = "", site_url: str = "", version: str = "", lang: str = DEFAULT_LANGUAGE) -> Any:

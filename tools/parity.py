@@ -32,10 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
-from tools.tangle import MARKER, parse_fences
+from tools.tangle import MARKER, directives_above, parse_fences
 
 LANG = "en"  # the translated edition's suffix
-DIRECTIVE = re.compile(r"^\s*<!--\s*pytest[-.][^>]*-->\s*$")
 EXPECTED = re.compile(r"^\s*<!--\s*pytest-codeblocks:expected-output\s*-->\s*$")
 ANCHOR = re.compile(r"^#{1,6}\s.*\{[^}]*#(?P<id>[\w-]+)[^}]*\}\s*$", re.MULTILINE)
 MAGIC = re.compile(r"^\s*[%!]")  # IPython magics in lab cells (%matplotlib inline)
@@ -66,12 +65,7 @@ def markdown_blocks(text: str) -> list[Block]:
     for fence in parse_fences(text, ""):
         if fence.info != "python" or fence.char != "`":
             continue
-        before = []
-        i = fence.start - 1
-        while i >= 0 and (not lines[i].strip() or DIRECTIVE.match(lines[i])):
-            if lines[i].strip():
-                before.append(re.sub(r"\s+", "", lines[i]))
-            i -= 1
+        before = [re.sub(r"\s+", "", d) for d in directives_above(lines, fence.start)]
         after = fence.start + len(fence.body) + 2
         while after < len(lines) and not lines[after].strip():
             after += 1

@@ -108,6 +108,20 @@ def parse_fences(text: str, page: str) -> list[Fence]:
     return fences
 
 
+TEST_DIRECTIVE = re.compile(r"^\s*<!--\s*pytest[-.][^>]*-->\s*$")  # <!--pytest-codeblocks:...-->, <!--pytest.mark...-->
+
+
+def directives_above(lines: list[str], start: int) -> list[str]:
+    """The test directives (``<!--pytest.mark.cuda-->``, ``<!--pytest-codeblocks:skip-->``) right above a fence,
+    nearest first (used by the notebooks of tools/mkdocs_hooks.py and by tools/parity.py)."""
+    found = []
+    i = start - 1
+    while i >= 0 and (not lines[i].strip() or TEST_DIRECTIVE.match(lines[i])):
+        if lines[i].strip():
+            found.append(lines[i].strip())
+        i -= 1
+    return found
+
 class _TolerantLoader(yaml.SafeLoader):
     """A YAML loader that reads mkdocs.yml, ignoring ``!!python/name:`` tags."""
 
