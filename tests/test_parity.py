@@ -55,11 +55,28 @@ def test_a_one_token_change_fails_and_names_the_page_and_block(tmp_path: Path) -
     assert "the code differs" in problems[0]
 
 
-def test_a_changed_titled_block_fails(tmp_path: Path) -> None:
-    zh = "# A\n\n```python\n#| file: src/selfattn/x.py\nX = 1  # 一\n```\n"
-    assert compare(zh, zh, "a.md") == []
-    problems = compare(zh, zh.replace("# 一", "# one"), "a.md")
-    assert problems == ["a.md: block 1 (zh line 3, en line 3): a titled block must be identical in both editions"]
+TITLED = '# A\n\n```python\n#| file: src/selfattn/x.py\ndef f():\n    """Doc."""\n    return "x"  # 一\n```\n'
+
+
+def test_a_titled_block_may_differ_only_in_comments() -> None:
+    assert compare(TITLED, TITLED, "a.md") == []
+    assert compare(TITLED, TITLED.replace("# 一", "# one"), "a.md") == []
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ('"""Doc."""', '"""Docs."""'),  # a docstring
+        ('return "x"', 'return "y"'),  # a string (the package's strings are English in both)
+        ("return", "yield"),  # code
+        ("x.py", "y.py"),  # the title
+    ],
+)
+def test_a_changed_titled_block_fails(old: str, new: str) -> None:
+    problems = compare(TITLED, TITLED.replace(old, new, 1), "a.md")
+    assert problems == [
+        "a.md: block 1 (zh line 3, en line 3): a titled block must have the same title, code and strings (comments may differ)"
+    ]
 
 
 ZH = '''# 标题 {#title}
