@@ -18,7 +18,7 @@
 # 1. The dot product $q \cdot k$ has variance $d_k$; divided by $\sqrt{d_k}$, it has variance 1.
 # 2. Without scaling, the softmax saturates as $d_k$ grows (max weight → 1, entropy → 0); dividing by $d_k$ drives it to uniform (entropy → $\log n$); dividing by $\sqrt{d_k}$ makes it independent of $d_k$.
 # 3. Saturation makes the gradient at the softmax input **smaller**.
-# 4. But at the query $q$ and at $W_q$, the **median** unscaled gradient collapses toward 0 (most rows stop learning) while the **mean** grows (a few rows are amplified by about $\sqrt{d_k}$), and the total gradient of $W_q$ is several times the scaled one; there is no NaN in float32.
+# 4. But at the query $q$ and at $W_q$, the **median** unscaled gradient collapses toward 0 (with components of $q$ and $k$ of variance 1, about half of the rows stop learning at $d_k = 512$) while the **mean** grows (each of the other rows gets an extra factor of about $\sqrt{d_k}$), and the total gradient of $W_q$ is several times the scaled one; there is no NaN in float32.
 #
 # Download: the [Jupyter notebook](scaling.ipynb), or the [source file](scaling.py) in jupytext percent format (it also runs as a plain Python script). The whole notebook runs in a few seconds on a CPU.
 
@@ -164,6 +164,7 @@ TWO = {"unscaled": SCALES["unscaled"], "/ sqrt(d_k)": SCALES["/ sqrt(d_k)"]}
 q_mean = {name: [] for name in TWO}
 q_median = {name: [] for name in TWO}
 w_norm = {name: [] for name in TWO}
+q_dead = []  # unscaled: share of rows with ||dL/dq|| < 0.01
 for d_k in D_KS:
     x = torch.randn(B, d_k)  # (B, d_k)
     w0 = torch.randn(d_k, d_k) / math.sqrt(d_k)  # (d_k, d_k): Var(q_i) ≈ 1
@@ -178,6 +179,8 @@ for d_k in D_KS:
         q_mean[name].append(dq.mean().item())
         q_median[name].append(dq.median().item())
         w_norm[name].append(dw.norm().item())
+        if name == "unscaled":
+            q_dead.append((dq < 0.01).float().mean().item())
         assert torch.isfinite(dw).all(), "float32: no inf, no NaN"
 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
@@ -203,10 +206,15 @@ assert ratio[-1] > 3, "unscaled: ||dL/dW_q|| is several times the scaled one"
 assert max(sc_mean) < 1.3 * min(sc_mean), "/ sqrt(d_k): does not depend on d_k"
 print(f"d_k = {D_KS[-1]}: median {un_med[-1]:.3f} vs {sc_med[-1]:.3f}, "
       f"mean {un_mean[-1]:.2f} vs {sc_mean[-1]:.2f}, ||dL/dW_q|| ratio {ratio[-1]:.1f}")
+print("unscaled, rows with ||dL/dq|| < 0.01:", ", ".join(
+    f"d_k = {d}: {x:.0%}" for d, x in zip(D_KS, q_dead)))
+assert q_dead[-1] > 0.3 and q_dead[D_KS.index(64)] < q_dead[-1] / 2, "the share grows with d_k"
 
 # %% [markdown]
-# Without scaling, the median collapses toward 0 as $d_k$ grows: most queries are saturated and stop learning. The mean, however, keeps rising: the few queries that are not saturated have their gradient multiplied by about $\sqrt{d_k}$.
-# The total gradient of $W_q$ is therefore dominated by these few rows and is several times the scaled one. Everything runs in float32, and there is no NaN.
+# Without scaling, the median collapses toward 0 as $d_k$ grows: at $d_k = 512$, about half of the queries are saturated and stop learning (the shares printed above). Here the components of $q$ and $k$ have variance 1.
+# With a smaller variance far fewer queries saturate: under the default initialization of `nn.Linear` the variance is about 1/3, and at $d_k = 64$ not a single row does ([chapter 4, section 4.4](../../04-why-sqrt-dk/#gradient-at-q)).
+# The mean, however, keeps rising: the queries that are not saturated get an extra factor of about $\sqrt{d_k}$ in their gradient (the net effect is smaller; chapter 4 measures it).
+# The total gradient of $W_q$ is therefore dominated by these rows and is several times the scaled one. Everything runs in float32, and there is no NaN.
 # After dividing by $\sqrt{d_k}$, the mean and the median almost coincide and do not change with $d_k$: every query receives a gradient of similar size.
 #
 # Try it: change `N_KEYS` to 256, or extend `D_KS` to 4096, and run again.

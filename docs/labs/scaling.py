@@ -18,7 +18,7 @@
 # 1. 点积 $q \cdot k$ 的方差等于 $d_k$；除以 $\sqrt{d_k}$ 后为 1。
 # 2. 不缩放时，softmax 随 $d_k$ 增大而饱和（最大权重 → 1，熵 → 0）；除以 $d_k$ 时趋向均匀（熵 → $\log n$）；除以 $\sqrt{d_k}$ 时与 $d_k$ 无关。
 # 3. 饱和让 softmax 输入处的梯度**变小**。
-# 4. 但传到查询 $q$ 和 $W_q$ 时，不缩放的梯度**中位数**塌向 0（多数行停止学习），**均值**却变大（少数行被放大约 $\sqrt{d_k}$ 倍），$W_q$ 的总梯度比缩放时大好几倍；float32 中没有 NaN。
+# 4. 但传到查询 $q$ 和 $W_q$ 时，不缩放的梯度**中位数**塌向 0（$q$、$k$ 分量方差为 1 时，$d_k = 512$ 时约一半的行停止学习），**均值**却变大（其余的行每行多乘约 $\sqrt{d_k}$），$W_q$ 的总梯度比缩放时大好几倍；float32 中没有 NaN。
 #
 # 下载：[Jupyter 笔记本](scaling.ipynb)，或 jupytext percent 格式的[源文件](scaling.py)（可以当普通 Python 脚本运行）。整个笔记本在 CPU 上几秒钟就能跑完。
 
@@ -164,6 +164,7 @@ TWO = {"unscaled": SCALES["unscaled"], "/ sqrt(d_k)": SCALES["/ sqrt(d_k)"]}
 q_mean = {name: [] for name in TWO}
 q_median = {name: [] for name in TWO}
 w_norm = {name: [] for name in TWO}
+q_dead = []  # 不缩放时 ||dL/dq|| < 0.01 的行所占的比例
 for d_k in D_KS:
     x = torch.randn(B, d_k)  # (B, d_k)
     w0 = torch.randn(d_k, d_k) / math.sqrt(d_k)  # (d_k, d_k): Var(q_i) ≈ 1
@@ -178,6 +179,8 @@ for d_k in D_KS:
         q_mean[name].append(dq.mean().item())
         q_median[name].append(dq.median().item())
         w_norm[name].append(dw.norm().item())
+        if name == "unscaled":
+            q_dead.append((dq < 0.01).float().mean().item())
         assert torch.isfinite(dw).all(), "float32: no inf, no NaN"
 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
@@ -203,10 +206,15 @@ assert ratio[-1] > 3, "unscaled: ||dL/dW_q|| is several times the scaled one"
 assert max(sc_mean) < 1.3 * min(sc_mean), "/ sqrt(d_k): does not depend on d_k"
 print(f"d_k = {D_KS[-1]}: median {un_med[-1]:.3f} vs {sc_med[-1]:.3f}, "
       f"mean {un_mean[-1]:.2f} vs {sc_mean[-1]:.2f}, ||dL/dW_q|| ratio {ratio[-1]:.1f}")
+print("unscaled, rows with ||dL/dq|| < 0.01:", ", ".join(
+    f"d_k = {d}: {x:.0%}" for d, x in zip(D_KS, q_dead)))
+assert q_dead[-1] > 0.3 and q_dead[D_KS.index(64)] < q_dead[-1] / 2, "停止学习的比例随 d_k 增长"
 
 # %% [markdown]
-# 不缩放时，中位数随 $d_k$ 塌向 0：大多数查询已经饱和，停止学习。均值却一路上升：少数没有饱和的查询，梯度乘上了约 $\sqrt{d_k}$。
-# 于是 $W_q$ 的总梯度被这几行主导，比缩放时大好几倍。全程 float32，没有 NaN。
+# 不缩放时，中位数随 $d_k$ 塌向 0：$d_k = 512$ 时约一半的查询已经饱和，停止学习（上面打印的比例）。这里 $q$、$k$ 的分量方差为 1；
+# 方差更小时饱和的查询少得多，例如 `nn.Linear` 默认初始化的方差约 1/3，$d_k = 64$ 时一行也没有（[第 4 章 4.4 节](../../04-why-sqrt-dk/#gradient-at-q)）。
+# 均值却一路上升：没有饱和的查询，梯度多乘了约 $\sqrt{d_k}$（净效果小一些，第 4 章量过）。
+# 于是 $W_q$ 的总梯度被这些行主导，比缩放时大好几倍。全程 float32，没有 NaN。
 # 除以 $\sqrt{d_k}$ 后，均值和中位数几乎重合，也不随 $d_k$ 变化：每个查询都收到大小相近的梯度。
 #
 # 试一试：把 `N_KEYS` 改成 256，或者把 `D_KS` 扩展到 4096，重新运行。
