@@ -208,7 +208,8 @@ print(f"d_k = {D_KS[-1]}: median {un_med[-1]:.3f} vs {sc_med[-1]:.3f}, "
       f"mean {un_mean[-1]:.2f} vs {sc_mean[-1]:.2f}, ||dL/dW_q|| ratio {ratio[-1]:.1f}")
 print("unscaled, rows with ||dL/dq|| < 0.01:", ", ".join(
     f"d_k = {d}: {x:.0%}" for d, x in zip(D_KS, q_dead)))
-assert q_dead[-1] > 0.3 and q_dead[D_KS.index(64)] < q_dead[-1] / 2, "the share grows with d_k"
+dead_64 = q_dead[D_KS.index(64)]
+assert q_dead[-1] > 0.3 and dead_64 < q_dead[-1] / 2, "the share grows with d_k"
 
 # %% [markdown]
 # Without scaling, the median collapses toward 0 as $d_k$ grows: at $d_k = 512$, about half of the queries are saturated and stop learning (the shares printed above). Here the components of $q$ and $k$ have variance 1.

@@ -208,7 +208,8 @@ print(f"d_k = {D_KS[-1]}: median {un_med[-1]:.3f} vs {sc_med[-1]:.3f}, "
       f"mean {un_mean[-1]:.2f} vs {sc_mean[-1]:.2f}, ||dL/dW_q|| ratio {ratio[-1]:.1f}")
 print("unscaled, rows with ||dL/dq|| < 0.01:", ", ".join(
     f"d_k = {d}: {x:.0%}" for d, x in zip(D_KS, q_dead)))
-assert q_dead[-1] > 0.3 and q_dead[D_KS.index(64)] < q_dead[-1] / 2, "停止学习的比例随 d_k 增长"
+dead_64 = q_dead[D_KS.index(64)]
+assert q_dead[-1] > 0.3 and dead_64 < q_dead[-1] / 2, "停止学习的比例随 d_k 增长"
 
 # %% [markdown]
 # 不缩放时，中位数随 $d_k$ 塌向 0：$d_k = 512$ 时约一半的查询已经饱和，停止学习（上面打印的比例）。这里 $q$、$k$ 的分量方差为 1；
