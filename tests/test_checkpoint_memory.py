@@ -40,7 +40,7 @@ class LiveTensorBytes(TorchDispatchMode):
             del self.refs[ptr]
             self.live -= nbytes
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in tree_flatten(out)[0]:
             if isinstance(t, torch.Tensor) and not t._is_view():
