@@ -133,7 +133,7 @@ def count_lab(text: str) -> Counter[str]:
     return counts
 
 
-def count_notebook(nb) -> Counter[str]:  # noqa: ANN001 (an nbformat.NotebookNode)
+def count_notebook(nb) -> Counter[str]:
     counts: Counter[str] = Counter()
     for cell in nb.cells:
         counts.update(count_code(cell.source) if cell.cell_type == "code" else count_page(cell.source))
@@ -171,7 +171,7 @@ def nav_counts() -> Counter[str]:
     translations = english.get("nav_translations", {})
     titles: list[str] = []
 
-    def walk(items: list) -> None:  # noqa: ANN001
+    def walk(items: list) -> None:
         for item in items:
             if isinstance(item, dict):
                 for title, value in item.items():

@@ -52,7 +52,7 @@ def test_rates_per_1000_words() -> None:
     assert (Stats(10, 1, 2) + Stats(5, 3, 4)) == Stats(15, 4, 6)
 
 
-def test_the_chapters_are_measured(capsys) -> None:  # noqa: ANN001
+def test_the_chapters_are_measured(capsys) -> None:
     pages = chapters()
     assert pages and all(p.name.endswith(".en.md") and p.name[:2].isdigit() for p in pages)
     assert main([str(pages[0])]) == 0

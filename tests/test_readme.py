@@ -32,7 +32,7 @@ def run_python_blocks(text: str) -> list[tuple[str, str, str | None]]:
         code = "\n".join(fence.body)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            exec(compile(code, f"README.md:{fence.start + 1}", "exec"), namespace)  # noqa: S102
+            exec(compile(code, f"README.md:{fence.start + 1}", "exec"), namespace)
         following = fences[i + 1] if i + 1 < len(fences) else None
         shown = "\n".join(following.body) if following is not None and following.info == "text" else None
         results.append((code, out.getvalue(), shown))
