@@ -2,6 +2,7 @@
 #   make serve   serve the book at http://127.0.0.1:8000/selfattn/ (re-tangles and reloads on save)
 #   make serve-timing   time that loop: save a chapter (and a lab), seconds until the browser reloads
 #   make test    run every test: tangle check, strict site build, unit tests and every code block
+#   make test BROWSER=0   the same without the browser tests (installs no Chromium, no font)
 # Both create or reuse .venv and install what they need, the CPU build of torch first.
 
 PYTHON     ?= python3
@@ -72,10 +73,13 @@ site build: tangle-check
 # (including the browser tests against site/ and tests/test_workflows.py, which runs `make lint-workflows`).
 # pytest runs in 2 xdist workers (one per core), each with one torch thread so that the workers
 # do not fight over the cores (3 workers, or the default threads, measured slower on 2 cores).
-test: $(STAMP) browser-deps
+# BROWSER=0 leaves out the browser tests (pytest -m "not browser") and does not install Chromium.
+BROWSER    ?= 1
+NO_BROWSER := $(filter 0 no false,$(BROWSER))
+test: $(STAMP) $(if $(NO_BROWSER),,browser-deps)
 	$(BIN)/python -m tools.tangle --check
 	$(BIN)/mkdocs build --strict
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal $(if $(NO_BROWSER),-m "not browser")
 
 # Unit tests and code blocks only, without the site build (for authors).
 test-fast: $(STAMP)

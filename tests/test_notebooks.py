@@ -27,6 +27,10 @@ EXECUTED = "05-implementation.md"
 EDITIONS = {"zh": "", "en": "en/"}
 
 
+def lang(root: str) -> str:
+    return "en" if root else "zh"
+
+
 def source(page: str, root: str = "") -> Path:
     """``05-implementation.md`` in the edition at ``root`` (``en/``: ``docs/05-implementation.en.md``)."""
     path = ROOT / "docs" / page
@@ -57,7 +61,7 @@ def test_every_lab_has_its_notebook(site_dir: Path, lab: str, root: str) -> None
     text = source(lab, root).read_text(encoding="utf-8")
     code_markers = [line for line in text.splitlines() if line.startswith("# %%") and "[markdown]" not in line]
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    assert code[0] == setup_cell(package_version(ROOT)), f"{lab}: the setup cell must come first"
+    assert code[0] == setup_cell(package_version(ROOT), lang(root)), f"{lab}: the setup cell must come first"
     assert len(code) == 1 + len(code_markers), lab
     page = (site_dir / root / lab_notebook(lab)).parent / "index.html"
     assert path.name in page.read_text(encoding="utf-8"), f"{page} does not link to {path.name}"
@@ -78,7 +82,7 @@ def test_every_chapter_has_its_notebook(site_dir: Path, page: str, root: str) ->
     nbformat.validate(nb)
     assert nb.metadata.kernelspec.name == "python3"
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    assert code[0] == setup_cell(package_version(ROOT)), f"{page}: the setup cell must come first"
+    assert code[0] == setup_cell(package_version(ROOT), lang(root)), f"{page}: the setup cell must come first"
     code = code[1:]
     fences = python_fences(page, root)
     assert len(code) == len(fences), f"{page}: {len(code)} code cells for {len(fences)} ```python blocks"
@@ -107,7 +111,7 @@ def test_the_chapter_notebook_runs_in_a_fresh_kernel(site_dir: Path, root: str, 
     nb = read(site_dir, EXECUTED, root)
     assert sum(c.cell_type == "code" for c in nb.cells) > 0
     ran = _run(nb, monkeypatch)
-    assert ran[0].source == setup_cell(package_version(ROOT)) and ran[0].outputs == [], (
+    assert ran[0].source == setup_cell(package_version(ROOT), lang(root)) and ran[0].outputs == [], (
         "inside the repository the setup cell installs nothing and prints nothing"
     )
     assert any(o.output_type == "stream" for c in ran for o in c.outputs), "chapter 5 prints shapes"
@@ -130,7 +134,7 @@ def test_every_chapter_notebook_runs(site_dir: Path, half: str, root: str, monke
         nb = read(site_dir, page, root)
         cells += [new_code_cell("%reset -f"), *nb.cells]
     ran = _run(new_notebook(cells=cells, metadata=nb.metadata), monkeypatch)
-    setups = [c for c in ran if c.source == setup_cell(package_version(ROOT))]
+    setups = [c for c in ran if c.source == setup_cell(package_version(ROOT), lang(root))]
     assert len(setups) == len(HALVES[half]) and all(c.outputs == [] for c in setups)
 
 

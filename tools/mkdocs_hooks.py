@@ -436,7 +436,7 @@ def chapter_notebook(markdown: str, page: str = "", site_url: str = "", version:
     lines = markdown.splitlines()
     cells = [new_markdown_cell(NOTEBOOK_INTROS.get(lang, NOTEBOOK_INTROS["en"]).format(page=page))] if page else []
     if version:
-        cells.append(new_code_cell(setup_cell(version)))
+        cells.append(new_code_cell(setup_cell(version, lang)))
     done = 0
 
     def flush_markdown(upto: int) -> None:
@@ -570,7 +570,7 @@ def write_notebooks(config: Any, lang: str) -> None:
         if not fresh(source, target):
             nb = jupytext.read(source)
             first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
-            nb.cells.insert(first, new_code_cell(setup_cell(version)))
+            nb.cells.insert(first, new_code_cell(setup_cell(version, lang)))
             jupytext.write(nb, target, fmt="ipynb")
         if lang != DEFAULT_LANGUAGE:  # mkdocs-jupyter copied scaling.en.py; the lab links to scaling.py
             copied = target.parent / Path(source_of(lab, lang, docs)).name

@@ -8,6 +8,7 @@ setup cell that opens every notebook the site offers.
 * :func:`setup_cell` is the first code cell of every chapter and lab notebook: it does nothing
   where ``selfattn`` at the book's version imports (or inside the book's repository), and
   otherwise installs exactly that version with ``%pip``, or the wheel named by ``$SELFATTN_WHEEL``.
+  Its comments and the message it prints are in the language of the notebook's edition.
 
 Usage::
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import string
 import subprocess
 import sys
 import tempfile
@@ -86,18 +88,17 @@ def build_wheel(root: Path = ROOT, cache: Path | None = None, *, stale_ok: bool 
     return target
 
 
-SETUP_CELL = '''\
-# 环境准备：本书的代码需要 selfattn=={version}。已能导入这个版本（或在本书仓库中运行）时，
-# 本单元什么也不做；否则用 %pip 安装它（设置 SELFATTN_WHEEL 可改为安装一个 wheel 文件）。
+SETUP_CELL = string.Template('''\
+$intro
 import os
 import sys
 from pathlib import Path
 
-SELFATTN_VERSION = "{version}"
+SELFATTN_VERSION = "$version"
 repo = next((d for d in [Path.cwd(), *Path.cwd().parents]
              if (d / "mkdocs.yml").is_file() and (d / "src" / "selfattn").is_dir()), None)
 if repo is not None:
-    sys.path.insert(0, str(repo / "src"))  # 在仓库中：直接使用 src/ 里的代码
+    sys.path.insert(0, str(repo / "src"))  # $in_repo
 else:
     try:
         import selfattn
@@ -105,15 +106,44 @@ else:
     except ImportError:
         ready = False
     if not ready:
-        spec = os.environ.get("SELFATTN_WHEEL") or f"selfattn=={{SELFATTN_VERSION}}"
-        print(f"正在安装本书的配套包：{{spec}}")
-        %pip install -q {{spec}}
-'''
+        spec = os.environ.get("SELFATTN_WHEEL") or f"selfattn=={SELFATTN_VERSION}"
+        print(f"$installing{spec}")
+        %pip install -q {spec}
+''')
+
+# The setup cell's words in each edition's language (the code is the same): "zh" for the Chinese
+# notebooks (site/notebooks/), "en" for the English ones (site/en/notebooks/).
+SETUP_WORDS = {
+    "zh": {
+        "intro": (
+            "# 环境准备：本书的代码需要 selfattn=={version}。已能导入这个版本（或在本书仓库中运行）时，\n"
+            "# 本单元什么也不做；否则用 %pip 安装它（设置 SELFATTN_WHEEL 可改为安装一个 wheel 文件）。"
+        ),
+        "in_repo": "在仓库中：直接使用 src/ 里的代码",
+        "installing": "正在安装本书的配套包：",
+    },
+    "en": {
+        "intro": (
+            "# Setup: the book's code needs selfattn=={version}. Where this version imports already\n"
+            "# (or inside the book's repository), this cell does nothing. Otherwise it installs it\n"
+            "# with %pip (set SELFATTN_WHEEL to install a wheel file instead)."
+        ),
+        "in_repo": "in the repository: use the code in src/",
+        "installing": "Installing the book's package: ",
+    },
+}
 
 
-def setup_cell(version: str) -> str:
-    """The source of the first code cell of every notebook the site offers."""
-    return SETUP_CELL.format(version=version)
+def setup_cell(version: str, lang: str = "zh") -> str:
+    """The source of the first code cell of every notebook the site offers, in the edition's ``lang``.
+
+    The code is the same in every language; the comments and the message printed while installing
+    are in ``lang`` (``"zh"`` or ``"en"``). Raises ``ValueError`` for another language.
+    """
+    if lang not in SETUP_WORDS:
+        raise ValueError(f"setup_cell: lang must be one of {sorted(SETUP_WORDS)}, got {lang!r}")
+    words = {key: text.replace("{version}", version) for key, text in SETUP_WORDS[lang].items()}
+    return SETUP_CELL.substitute(version=version, **words)
 
 
 def main(argv: list[str] | None = None) -> int:
