@@ -228,7 +228,7 @@ MKDOCS_YML = """site_name: t
 docs_dir: docs
 theme: {name: mkdocs}
 hooks: [hooks.py]
-markdown_extensions: [admonition, pymdownx.details, pymdownx.superfences]
+markdown_extensions: [admonition, attr_list, pymdownx.details, pymdownx.superfences]
 nav: [01-a.md, 01-b.md]
 """
 HOOKS = """import sys
@@ -273,6 +273,7 @@ def test_the_strict_build_shows_the_figures_and_fails_on_a_failing_block_naming_
     root = small_site(tmp_path, a, b)
     run = mkdocs_build(root)
     assert run.returncode == 0, run.stderr
+    assert "no such anchor" not in run.stderr, "mkdocs knows the figures' anchors"
     html = (root / "site" / "01-a" / "index.html").read_text(encoding="utf-8")
     assert html.count('class="sa-figure"') == 2 and "#|" not in html and "sa-figure-placeholder" not in html
     assert html.index("</details>") < html.index('<figure id="fig-1-2"'), "after the collapsed admonition"

@@ -54,6 +54,7 @@ import io
 import logging
 import re
 import sys
+import warnings
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +77,8 @@ CAPTIONS = {
     "en": '<span class="sa-figure-number">Figure {number}.</span> {caption}',
 }
 PLACEHOLDER = "sa-figure-placeholder:"
-PLACEHOLDER_HTML = re.compile(r"<p>sa-figure-placeholder:(?P<id>fig-\d+-\d+)</p>")
+# The placeholder paragraph carries the figure's id (attr_list), so that mkdocs knows the anchor.
+PLACEHOLDER_HTML = re.compile(r"<p[^>]*>sa-figure-placeholder:(?P<id>fig-\d+-\d+)(?:\s*\{:[^}]*\})?</p>")
 REFERENCE = {  # "如图 3.2 所示", "图 3.2 和 3.3"; "Figure 3.2 shows", "Figures 3.2 and 3.3"
     "zh": re.compile(r"图\s*(?P<numbers>\d+\.\d+(?:\s*(?:、|，|,|和|与|及|至|到|–|-)\s*\d+\.\d+)*)"),
     "en": re.compile(r"\bFigures?\s+(?P<numbers>\d+\.\d+(?:\s*(?:,|and|to|–|-)\s*\d+\.\d+)*)"),
@@ -209,12 +211,14 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>") -> st
     for module in [m for m in sys.modules if m == "selfattn" or m.startswith("selfattn.")]:
         del sys.modules[module]  # the package as tangled now (serve keeps the process between rebuilds)
     printed = io.StringIO()
+    settings = {"svg.fonttype": "none", "svg.hashsalt": figure_id}  # text stays text; ids fixed per figure
     try:
-        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": figure_id}):
+        with matplotlib.rc_context(settings), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             namespace: dict[str, Any] = {"__MODULE__": "__main__"}  # pytest-codeblocks' globals
             try:
                 with redirect_stdout(printed), redirect_stderr(printed):
-                    exec(compile(code, name, "exec"), namespace)  # noqa: S102 - the book's own code
+                    exec(compile(code, name, "exec"), namespace)  # the book's own code, as the tests run it
             except Exception as err:
                 lines = [f.lineno for f in traceback.extract_tb(err.__traceback__) if f.filename == name]
                 at = f" (line {lines[-1]} of its code)" if lines else ""
@@ -226,6 +230,9 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>") -> st
             fig.savefig(out, format="svg", metadata={"Date": None}, transparent=True)
     finally:
         plt.close("all")
+    if caught:  # e.g. a glyph missing from matplotlib's font: the browser draws the text (fonttype "none")
+        first = str(caught[0].message).splitlines()[0]
+        log.info("figures: %s: %d warning(s), the first: %s", name, len(caught), first)
     return out.getvalue()
 
 
@@ -347,7 +354,7 @@ def place(markdown: str, lang: str, root: Path, where: str) -> str:
             pending[figure.id] = failed(figure, f"{name}: {err}")
         drop.update(range(figure.fence.start + 1, figure.fence.start + 1 + figure.header))
         line, indent = figure_line(lines, figure.fence)
-        at.setdefault(line, []).append(f"\n{indent}{PLACEHOLDER}{figure.id}\n\n")
+        at.setdefault(line, []).append(f"\n{indent}{PLACEHOLDER}{figure.id}\n{indent}{{: #{figure.id} }}\n\n")
     _PENDING[where] = pending
     out = []
     for i, line in enumerate(lines):
