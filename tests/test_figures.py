@@ -203,6 +203,8 @@ def test_bad_headers_are_refused_with_the_line_and_number() -> None:
         figures.find("```python\n#| figure: 1\n#| caption: C.\n#| alt: A.\nfig = 1\n```\n")
     with pytest.raises(FigureError, match="unknown header"):
         figures.find("```python\n#| figure: 1.1\n#| caption: C.\n#| alt: A.\n#| width: 3\nfig = 1\n```\n")
+    with pytest.raises(FigureError, match="line 1: the header repeats 'caption'"):
+        figures.find("```python\n#| figure: 1.1\n#| caption: C.\n#| caption: D.\n#| alt: A.\nfig = 1\n```\n")
     assert figures.find("```python\n#| file: src/selfattn/x.py\nX = 1\n```\n") == []
 
 

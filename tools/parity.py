@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
+from tools.build.figures import FigureError
 from tools.build.figures import header as figure_header
 from tools.tangle import MARKER, directives_above, parse_fences
 
@@ -143,7 +144,10 @@ def human(text: str) -> bool:
 def figure_problems(where: str, zh: Block, en: Block) -> list[str]:
     """A figure block is one in both editions, with the same number, a caption and alt text in each,
     and English words only in the English edition's caption, alt text and labels."""
-    zh_fig, en_fig = (figure_header(b.code.lstrip().splitlines())[0] for b in (zh, en))
+    try:
+        zh_fig, en_fig = (figure_header(b.code.lstrip().splitlines())[0] for b in (zh, en))
+    except FigureError as err:
+        return [f"{where}: {err}"]
     zh_number, en_number = zh_fig.get("figure"), en_fig.get("figure")
     if zh_number != en_number:
         return [f"{where}: figure numbers differ: {zh_number or 'no figure'} vs {en_number or 'no figure'}"]

@@ -102,7 +102,7 @@ class Figure:
     caption: str
     alt: str
     fence: Fence
-    header: int  # how many header lines open the block
+    header: int  # how many header lines open the block (with the blank lines after them)
 
     @property
     def id(self) -> str:
@@ -118,12 +118,16 @@ class Figure:
 def header(body: list[str]) -> tuple[dict[str, str], int]:
     """The ``#| key: value`` lines that open a block (not a ``#| file:`` title), and their count."""
     fields: dict[str, str] = {}
+    count = 0
     for line in body:
         m = HEADER.match(line.strip())
         if m is None or m["key"] == "file":
             break
+        if m["key"] in fields:
+            raise FigureError(f"the header repeats {m['key']!r}")
         fields[m["key"]] = m["value"]
-    return fields, len(fields)
+        count += 1
+    return fields, count
 
 
 def find(markdown: str) -> list[Figure]:
@@ -132,7 +136,10 @@ def find(markdown: str) -> list[Figure]:
     for fence in parse_fences(markdown, ""):
         if fence.info != "python" or fence.char != "`":
             continue
-        fields, count = header(fence.body)
+        try:
+            fields, count = header(fence.body)
+        except FigureError as err:
+            raise FigureError(f"line {fence.start + 1}: {err}") from err
         if "figure" not in fields:
             continue
         where = f"line {fence.start + 1}: figure {fields['figure'] or '?'}"
@@ -144,6 +151,8 @@ def find(markdown: str) -> list[Figure]:
         missing = [name for name in FIELDS if not fields.get(name)]
         if missing:
             raise FigureError(f"{where}: no {' and no '.join(missing)} in the header")
+        while count < len(fence.body) and not fence.body[count].strip():
+            count += 1  # the shown code starts with code
         figures.append(Figure(fields["figure"], fields["caption"], fields["alt"], fence, count))
     return figures
 
