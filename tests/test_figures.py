@@ -241,8 +241,7 @@ ROOT = Path(__file__).parent
 
 def on_pre_build(config):
     figures.begin(ROOT)
-    for problem in figures.check_book(ROOT, ("zh",)):
-        figures.log.error(problem)
+    figures.check(ROOT, "zh")
 
 def on_page_markdown(markdown, page, config, **kwargs):
     return figures.place(markdown, "zh", ROOT, "docs/" + page.file.src_uri)

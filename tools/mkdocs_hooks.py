@@ -65,8 +65,7 @@ def on_pre_build(config: Any) -> None:
     labs.use_cache(config, root, lang)  # the labs' cache, keyed by src/, the data and the tools
     labs.execute_each_lab_once()  # an English lab reuses the Chinese lab's outputs
     figures.begin(root)  # the figures' cache key: src/ and the tools
-    for problem in figures.check_book(root, (lang,)):  # numbering and references of the figures
-        figures.log.error(problem)
+    figures.check(root, lang)  # the figures' numbers and the references to them (errors fail --strict)
 
 
 @event_priority(-200)  # after mkdocs-static-i18n (-100)

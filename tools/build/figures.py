@@ -18,10 +18,12 @@ For each page (:func:`place`, at ``on_page_markdown``):
   metadata), every id in it prefixed with the figure's id (the print page holds every figure),
   ``selfattn.plot.INK`` replaced by ``currentColor`` (one render legible in the light and the dark
   palette);
-* the SVG is cached in ``.cache/figures/`` under the hash of the chain's code, the figure's id, the
-  package sources (``src/**/*.py``), the versions of Python, matplotlib, torch and numpy, and this
-  file (:func:`cache_key`): a warm rebuild executes nothing, and editing one figure block renders
-  that figure alone (a caption or alt text is not part of the key: it re-renders nothing);
+* the SVG is cached in ``.cache/figures/`` under the hash of the chain's code, the figure's id,
+  the package sources (``src/**/*.py``), the benchmark data (as for the labs), the versions of
+  Python, matplotlib, torch and numpy, and this file (:func:`cache_key`): a warm rebuild executes
+  nothing, and editing one figure block renders that figure alone (its caption and alt text are
+  not part of the key: editing them renders nothing). A figure is never committed, and never
+  served from a cache entry that another code, package or tool made: it cannot go stale;
 * the header lines are removed from the shown code, and the figure is shown right after the
   block, or after the admonition (or content tab) that holds the block, as
   ``<figure id="fig-3-2" class="sa-figure">`` with ``<figcaption>`` "图 3.2　…" / "Figure 3.2. …",
@@ -70,7 +72,7 @@ NUMBER = re.compile(r"^(?P<chapter>\d+)\.(?P<k>\d+)$")
 PAGE_CHAPTER = re.compile(r"^(?P<chapter>\d\d)-")  # docs/08-engineering.md: chapter 8
 INK = "#202124"  # selfattn.plot.INK: the colour that follows the page's text
 FIGURE_CACHE = ".cache/figures"
-INPUTS = ("src/**/*.py",)
+INPUTS = ("src/**/*.py", "benchmarks/results/*.json")  # what a figure may read besides its code
 TOOLS = ("matplotlib", "torch", "numpy")
 CAPTIONS = {
     "zh": '<span class="sa-figure-number">图 {number}</span>\u3000{caption}',
@@ -405,6 +407,12 @@ def prose(markdown: str) -> str:
         for i in range(fence.start, min(len(lines), fence.start + len(fence.body) + 2)):
             lines[i] = ""
     return "\n".join(lines)
+
+
+def check(root: Path, lang: str) -> None:
+    """Log each problem of :func:`check_book` in one edition as an error (``on_pre_build``)."""
+    for problem in check_book(root, (lang,)):
+        log.error(problem)
 
 
 def check_book(root: Path, langs: tuple[str, ...] = ("zh", "en")) -> list[str]:
