@@ -347,3 +347,38 @@ def test_every_figure_block_of_the_book_is_in_its_built_page_and_on_the_print_pa
         counts = Counter(re.findall(r'\bid="(fig-[^"]+)"', html))
         twice = sorted(i for i, n in counts.items() if n > 1)
         assert not twice, f"{lang} print page: ids used twice: {twice[:5]}"
+
+
+SERVE_SCRIPT = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {tools!r})
+from tools.build import figures
+root = Path({root!r})
+page = '''```python
+#| figure: 1.1
+#| caption: C.
+#| alt: A.
+import matplotlib.pyplot as plt
+import selfattn
+fig, ax = plt.subplots()
+ax.set_title(f"value {{selfattn.VALUE}}")
+```
+'''
+for value in (1, 2):  # two rebuilds of one `mkdocs serve` process; src/ changed in between
+    (root / "src" / "selfattn" / "__init__.py").write_text(f"VALUE = {{value}}\\n", encoding="utf-8")
+    figures.begin(root, serving=True)
+    figures.place(page, "en", root, "docs/01-a.md")
+    html = figures.inline("<p>sa-figure-placeholder:fig-1-1</p>", "docs/01-a.md")
+    print("value", value, "drawn:", f"value {{value}}" in html)
+"""
+
+
+def test_under_serve_a_changed_package_is_imported_again(tmp_path: Path) -> None:
+    """`mkdocs serve` keeps one process: after src/ changed, a figure must see the package as it is now."""
+    (tmp_path / "src" / "selfattn").mkdir(parents=True)
+    script = SERVE_SCRIPT.format(tools=str(ROOT), root=str(tmp_path))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["value 1 drawn: True", "value 2 drawn: True"], run.stdout + run.stderr

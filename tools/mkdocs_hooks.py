@@ -64,7 +64,7 @@ def on_pre_build(config: Any) -> None:
     wheel.footer(config)  # the version in the footer
     labs.use_cache(config, root, lang)  # the labs' cache, keyed by src/, the data and the tools
     labs.execute_each_lab_once()  # an English lab reuses the Chinese lab's outputs
-    figures.begin(root)  # the figures' cache key: src/ and the tools
+    figures.begin(root, mode.serving())  # the figures' cache key: src/, the data and the tools
     figures.check(root, lang)  # the figures' numbers and the references to them (errors fail --strict)
 
 

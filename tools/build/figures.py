@@ -87,7 +87,8 @@ REFERENCE = {  # "如图 3.2 所示", "图 3.2 和 3.3"; "Figure 3.2 shows", "Fi
 }
 FIGURE_LINK = re.compile(r"\]\((?P<page>[^)\s#]*?)#(?P<id>fig-\d+-\d+)\)")
 
-STATE = {"inputs": ""}  # the hash of the package sources and tool versions, once per build
+STATE = {"inputs": "", "serve": False, "executed_with": ""}  # this build's inputs key; under serve?; the key
+# of the package that the process last executed figures with
 _USED: set[str] = set()  # the cache entries this build used (both languages); the rest is dropped
 _PENDING: dict[str, dict[str, str]] = {}  # page source -> figure id -> its HTML, from Markdown to HTML
 
@@ -192,9 +193,10 @@ def inputs_key(root: Path) -> str:
     return h.hexdigest()
 
 
-def begin(root: Path) -> None:
+def begin(root: Path, serving: bool = False) -> None:
     """A build starts: hash the package sources and tools once for all its figures (``on_pre_build``)."""
     STATE["inputs"] = inputs_key(root)
+    STATE["serve"] = serving
 
 
 WORDS = re.compile(r"^[ \t]*#\|[ \t]*(?:caption|alt):.*$", re.M)  # header lines that draw nothing
@@ -216,11 +218,15 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>") -> st
     import matplotlib.figure
     import matplotlib.pyplot as plt
 
+    if STATE["serve"] and STATE["executed_with"] not in ("", STATE["inputs"]):
+        # `mkdocs serve` keeps its process between rebuilds: import the package as tangled now.
+        for module in [m for m in sys.modules if m == "selfattn" or m.startswith("selfattn.")]:
+            del sys.modules[module]
+    STATE["executed_with"] = STATE["inputs"]
     src = str(root / "src")
-    if src not in sys.path:
-        sys.path.insert(0, src)
-    for module in [m for m in sys.modules if m == "selfattn" or m.startswith("selfattn.")]:
-        del sys.modules[module]  # the package as tangled now (serve keeps the process between rebuilds)
+    added = src not in sys.path
+    if added:
+        sys.path.insert(0, src)  # as PYTHONPATH=src does for the tests
     printed = io.StringIO()
     settings = {"svg.fonttype": "none", "svg.hashsalt": figure_id}  # text stays text; ids fixed per figure
     try:
@@ -241,6 +247,8 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>") -> st
             fig.savefig(out, format="svg", metadata={"Date": None}, transparent=True)
     finally:
         plt.close("all")
+        if added:
+            sys.path.remove(src)
     if caught:  # e.g. a glyph missing from matplotlib's font: the browser draws the text (fonttype "none")
         first = str(caught[0].message).splitlines()[0]
         log.info("figures: %s: %d warning(s), the first: %s", name, len(caught), first)
