@@ -21,8 +21,9 @@ For each page (:func:`place`, at ``on_page_markdown``):
 * the SVG is cached in ``.cache/figures/`` under the hash of the chain's code, the figure's id,
   the package sources (``src/**/*.py``), the benchmark data (as for the labs), the versions of
   Python, matplotlib, torch and numpy, and this file (:func:`cache_key`): a warm rebuild executes
-  nothing, and editing one figure block renders that figure alone (its caption and alt text are
-  not part of the key: editing them renders nothing). A figure is never committed, and never
+  nothing, and editing one figure block renders that figure alone, with any later figure whose
+  ``cont`` chain runs through the edited code (its caption and alt text are not part of the key:
+  editing them renders nothing). A figure is never committed, and never
   served from a cache entry that another code, package or tool made: it cannot go stale;
 * the header lines are removed from the shown code, and the figure is shown right after the
   block, or after the admonition (or content tab) that holds the block, as
