@@ -116,7 +116,16 @@ def edit_a_figure(serve: Serve, page: Path, original: str, marker: str, timeout:
         comment = f"# {marker}-{attempt}"
         edited = "".join([*lines[:close], f"{figure.fence.indent}{comment}\n", *lines[close:]])
         expected = [f.number for f in find(edited) if comment in chain_code(edited, f.fence)]
+        t0 = time.perf_counter()
         dt, seen = timed_edit(serve, page, edited, timeout)
+        for _ in range(3):  # a rebuild already under way when the file was written does not show the edit
+            html = urllib.request.urlopen(page_url(serve, page.name), timeout=30).read().decode("utf-8")
+            if f"{marker}-{attempt}" in html:
+                break
+            t1, more = serve.wait_for(RELOAD, timeout)
+            dt, seen = t1 - t0 - 0.5, seen + more  # timed_edit waits 0.5 s before writing
+        else:
+            failures.append(f"the served page never showed the edit of figure {figure.number}")
         rendered = [line.split("figures: rendered")[1].strip().rsplit(" ", 1)[-1] for line in seen if "figures: rendered" in line]
         print(f"add a comment to figure {figure.number} ({attempt}): reloaded in {dt:.2f} s; rendered figures "
               f"{rendered} (expected {expected}), {len(found) - len(rendered)} of the page's figures from the cache")
