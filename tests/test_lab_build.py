@@ -184,7 +184,7 @@ def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None
 
 
 def test_the_cache_key_covers_sources_data_and_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tools import mkdocs_hooks
+    from tools.build import labs
 
     (tmp_path / "src" / "selfattn").mkdir(parents=True)
     (tmp_path / "benchmarks" / "results").mkdir(parents=True)
@@ -192,17 +192,17 @@ def test_the_cache_key_covers_sources_data_and_tools(tmp_path: Path, monkeypatch
     data = tmp_path / "benchmarks" / "results" / "cpu.json"
     module.write_text("X = 1\n", encoding="utf-8")
     data.write_text("{}\n", encoding="utf-8")
-    keys = [mkdocs_hooks.lab_inputs_key(tmp_path)]
-    assert mkdocs_hooks.lab_inputs_key(tmp_path) == keys[0], "the key is reproducible"
+    keys = [labs.lab_inputs_key(tmp_path)]
+    assert labs.lab_inputs_key(tmp_path) == keys[0], "the key is reproducible"
     module.write_text("X = 2\n", encoding="utf-8")
-    keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
+    keys.append(labs.lab_inputs_key(tmp_path))
     data.write_text('{"n": 1}\n', encoding="utf-8")
-    keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
+    keys.append(labs.lab_inputs_key(tmp_path))
     (tmp_path / "src" / "selfattn" / "new.py").write_text("", encoding="utf-8")
-    keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
-    real = mkdocs_hooks.importlib.metadata.version
-    monkeypatch.setattr(mkdocs_hooks.importlib.metadata, "version", lambda name: "9.9" if name == "torch" else real(name))
-    keys.append(mkdocs_hooks.lab_inputs_key(tmp_path))
+    keys.append(labs.lab_inputs_key(tmp_path))
+    real = labs.importlib.metadata.version
+    monkeypatch.setattr(labs.importlib.metadata, "version", lambda name: "9.9" if name == "torch" else real(name))
+    keys.append(labs.lab_inputs_key(tmp_path))
     assert len(set(keys)) == len(keys), keys
 
 
@@ -210,7 +210,7 @@ def test_code_key_ignores_comments_and_assert_messages_only() -> None:
     """What decides whether the English lab may reuse the Chinese lab's outputs."""
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-    from tools.mkdocs_hooks import code_key
+    from tools.build.labs import code_key
 
     def key(*code: str, prose: str = "# 标题") -> str:
         return code_key(new_notebook(cells=[new_markdown_cell(prose), *(new_code_cell(c) for c in code)]))

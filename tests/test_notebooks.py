@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from tools.parity import english_path
-from tools.mkdocs_hooks import LAB, NOTEBOOK_DIR, chapter_pages, lab_notebook, notebook_name
+from tools.build.notebooks import LAB, NOTEBOOK_DIR, chapter_pages, lab_notebook, notebook_name
 from tools.release import package_version, setup_cell
 from tools.tangle import load_config, nav_entries, parse_fences
 
@@ -139,7 +139,7 @@ def test_every_chapter_notebook_runs(site_dir: Path, half: str, root: str, monke
 
 
 def test_a_gpu_block_is_announced_and_does_not_stop_run_all() -> None:
-    from tools.mkdocs_hooks import chapter_notebook
+    from tools.build.notebooks import chapter_notebook
 
     md = "# T\n\n<!--pytest.mark.cuda-->\n\n```python\nimport torch\ntorch.ones(1, device='cuda')\n```\n\n```python\nx = 1\n```\n"
     nb = chapter_notebook(md)

@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools.mkdocs_hooks import NOTEBOOK_DIR, lab_notebook
+from tools.build.notebooks import NOTEBOOK_DIR, lab_notebook
 from tools.release import build_wheel, package_version
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tools import mkdocs_hooks
+from tools.build import labs, mode, tangling, wheel
 from tools.tangle import TangleError, check, main, tangle, write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,7 +174,7 @@ def test_drift_in_a_copy_fails_the_check_and_names_the_file(tmp_path: Path) -> N
 
 def test_hook_titles_the_block_and_hides_the_marker() -> None:
     md = "# A\n\n```python\n#| file: src/selfattn/x.py\nX = 1\n```\n\n    ```python\n    #| file: src/selfattn/y.py\n    Y = 1\n    ```\n\n```python\nZ = 1\n```\n"
-    out = mkdocs_hooks.titleize(md)
+    out = tangling.titleize(md)
     assert '```python title="src/selfattn/x.py"\nX = 1\n```' in out
     assert '    ```python title="src/selfattn/y.py"\n    Y = 1\n' in out
     assert "#| file" not in out
@@ -282,10 +283,10 @@ def test_dirty_serve_rebuilds_the_pages_that_show_src_when_src_changes(
     class Config:
         config_file_path = str(root / "mkdocs.yml")
 
-    monkeypatch.setitem(mkdocs_hooks._SERVE, "dirty", True)
-    monkeypatch.setitem(mkdocs_hooks._SERVE, "key", "")
-    monkeypatch.setattr(mkdocs_hooks, "LAB_INPUTS", ("src/**/*.py",))
-    monkeypatch.setattr(mkdocs_hooks, "offer_wheel", lambda *args: None)  # tests/test_release.py covers it
+    monkeypatch.setitem(mode.SERVE, "dirty", True)
+    monkeypatch.setitem(labs.STATE, "key", "")
+    monkeypatch.setattr(labs, "LAB_INPUTS", ("src/**/*.py",))
+    monkeypatch.setattr(wheel, "offer", lambda *args, **kwargs: None)  # tests/test_release.py covers it
     files = [File("a.md"), File("api.md"), File("labs/lab.py")]
     mkdocs_hooks.on_files(files, Config())  # the first build
     mkdocs_hooks.on_files(files, Config())  # a save that did not change src/

@@ -17,6 +17,9 @@ fences of a page, the code cells of a lab):
 * a titled block (``#| file: src/...``) has the same title line and the same syntax tree
   with every string, docstrings included (the package's strings are English in both
   editions); only its comments differ, so each edition shows comments in its own language;
+* a figure block (``#| figure: 3.2`` header, ``tools/build/figures.py``) is a figure block with
+  the same number in the other edition, with a caption and alt text in both; the English
+  edition's caption, alt text and strings (the figure's labels) hold no Chinese text;
 * the headings carry the same explicit anchors (``{#fully-masked-rows}``), so links into
   either edition land.
 
@@ -34,12 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
+from tools.build.figures import FigureError
+from tools.build.figures import header as figure_header
 from tools.tangle import MARKER, directives_above, parse_fences
 
 LANG = "en"  # the translated edition's suffix
 EXPECTED = re.compile(r"^\s*<!--\s*pytest-codeblocks:expected-output\s*-->\s*$")
 ANCHOR = re.compile(r"^#{1,6}\s.*\{[^}]*#(?P<id>[\w-]+)[^}]*\}\s*$", re.MULTILINE)
 MAGIC = re.compile(r"^\s*[%!]")  # IPython magics in lab cells (%matplotlib inline)
+CHINESE = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # CJK ideographs and punctuation
 
 
 def english_path(path: Path) -> Path:
@@ -135,8 +141,42 @@ def human(text: str) -> bool:
     return any(ord(ch) > 127 for ch in text)
 
 
+def figure_problems(where: str, zh: Block, en: Block) -> list[str]:
+    """A figure block is one in both editions, with the same number, a caption and alt text in each,
+    and English words only in the English edition's caption, alt text and labels."""
+    try:
+        zh_fig, en_fig = (figure_header(b.code.lstrip().splitlines())[0] for b in (zh, en))
+    except FigureError as err:
+        return [f"{where}: {err}"]
+    zh_number, en_number = zh_fig.get("figure"), en_fig.get("figure")
+    if zh_number != en_number:
+        return [f"{where}: figure numbers differ: {zh_number or 'no figure'} vs {en_number or 'no figure'}"]
+    if zh_number is None:
+        return []
+    problems = []
+    for edition, fields in (("Chinese", zh_fig), ("English", en_fig)):
+        missing = [key for key in ("caption", "alt") if not fields.get(key)]
+        if missing:
+            problems.append(f"{where}: figure {zh_number}: no {' and no '.join(missing)} in the {edition} edition")
+    for key in ("caption", "alt"):
+        if CHINESE.search(en_fig.get(key, "")):
+            problems.append(f"{where}: figure {zh_number}: the English {key} holds Chinese text")
+    try:
+        labels = [text for text in shape(en.code)[1] if CHINESE.search(text)]
+    except SyntaxError:
+        labels = []  # reported with the code
+    if labels:
+        problems.append(f"{where}: figure {zh_number}: the English figure's strings hold Chinese text: {labels[:3]}")
+    return problems
+
+
 def compare_block(name: str, i: int, zh: Block, en: Block) -> list[str]:
     where = f"{name}: block {i + 1} (zh line {zh.line}, en line {en.line})"
+    figures = figure_problems(where, zh, en)
+    return figures + compare_code(where, zh, en)
+
+
+def compare_code(where: str, zh: Block, en: Block) -> list[str]:
     first = zh.code.lstrip().splitlines()[:1]
     if first and MARKER.match(first[0].strip()):
         en_first = en.code.lstrip().splitlines()[:1]

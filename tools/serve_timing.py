@@ -6,7 +6,11 @@ from the write until mkdocs logs ``Reloading browsers`` is the rebuild time. The
 * a second edit appends a unique marker line; the served page must show it (the reload
   shows the new content, not a stale page);
 * with ``--lab``, a comment appended to one lab must re-execute that lab alone (mkdocs-jupyter
-  logs "Cache miss" for it and "Cache hit" for every other lab).
+  logs "Cache miss" for it and "Cache hit" for every other lab);
+* with ``--figure``, a comment added to the page's first figure block (``tools/build/figures.py``)
+  must render that figure again, and the figures whose ``cont`` chain runs through it, and no
+  other (the build logs "figures: rendered ... figure N.M" for each figure it executes; the
+  others come from ``.cache/figures/``).
 
 Every edited file gets its original text back at the end (that restore is timed too).
 The load average is printed with the numbers: the machine may be shared.
@@ -16,6 +20,7 @@ Usage::
     python -m tools.serve_timing                 # `make serve` (serve --dirty); or: make serve-timing
     python -m tools.serve_timing --full          # `make serve-full` (every page rebuilt on a save)
     python -m tools.serve_timing --lab labs/scaling.py --port 8011
+    python -m tools.serve_timing --figure --port 8011   # edit a figure block of docs/03-*.md
 """
 
 from __future__ import annotations
@@ -94,6 +99,44 @@ def page_url(serve: Serve, src: str) -> str:
     return f"{serve.url}/selfattn/{src.removesuffix('.md').removesuffix('.py')}/"
 
 
+def edit_a_figure(serve: Serve, page: Path, original: str, marker: str, timeout: float) -> list[str]:
+    """Add a comment to the first figure block of ``page``, twice (the first time, the serve process
+    imports matplotlib and torch): that figure is rendered again, with the figures whose
+    ``cont`` chain runs through it, and no other."""
+    from tools.build.figures import chain_code, find
+
+    found = find(original)
+    if not found:
+        return [f"--figure: {page.name} has no figure block"]
+    figure = found[0]
+    lines = original.splitlines(keepends=True)
+    close = figure.fence.start + len(figure.fence.body) + 1
+    failures = []
+    for attempt in (1, 2):
+        comment = f"# {marker}-{attempt}"
+        edited = "".join([*lines[:close], f"{figure.fence.indent}{comment}\n", *lines[close:]])
+        expected = [f.number for f in find(edited) if comment in chain_code(edited, f.fence)]
+        t0 = time.perf_counter()
+        dt, seen = timed_edit(serve, page, edited, timeout)
+        for _ in range(3):  # a rebuild already under way when the file was written does not show the edit
+            html = urllib.request.urlopen(page_url(serve, page.name), timeout=30).read().decode("utf-8")
+            if f"{marker}-{attempt}" in html:
+                break
+            t1, more = serve.wait_for(RELOAD, timeout)
+            dt, seen = t1 - t0 - 0.5, seen + more  # timed_edit waits 0.5 s before writing
+        else:
+            failures.append(f"the served page never showed the edit of figure {figure.number}")
+        rendered = [line.split("figures: rendered")[1].strip().rsplit(" ", 1)[-1] for line in seen if "figures: rendered" in line]
+        print(f"add a comment to figure {figure.number} ({attempt}): reloaded in {dt:.2f} s; rendered figures "
+              f"{rendered} (expected {expected}), {len(found) - len(rendered)} of the page's figures from the cache")
+        if rendered != expected:
+            failures.append(f"editing figure {figure.number} rendered {rendered}, expected {expected}")
+        dt, seen = timed_edit(serve, page, original, timeout)
+        again = [line for line in seen if "figures: rendered" in line]
+        print(f"restore docs/{page.name}: reloaded in {dt:.2f} s; rendered {len(again)} figure(s)")
+    return failures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=ROOT)
@@ -102,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lab", default="", help="also edit this lab, e.g. labs/cost.py")
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--full", action="store_true", help="serve without --dirty (`make serve-full`)")
+    parser.add_argument("--figure", action="store_true", help="also edit the page's first figure block")
     args = parser.parse_args(argv)
     root = args.root.resolve()
     page = root / args.page if args.page else sorted(p for p in (root / "docs").glob("03-*.md") if ".en." not in p.name)[0]
@@ -134,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
 
         dt, _ = timed_edit(serve, page, originals[page], args.timeout)
         print(f"restore docs/{src}: reloaded in {dt:.2f} s")
+
+        if args.figure:
+            failures += edit_a_figure(serve, page, originals[page], marker, args.timeout)
 
         if lab is not None:
             dt, seen = timed_edit(serve, lab, originals[lab] + f"\n# %%\n# {marker}\n", args.timeout)

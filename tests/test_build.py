@@ -1,0 +1,156 @@
+"""The modules of the site build (tools/build/), each on its own, without building the site.
+
+Where the other tests cover a module: ``tangling`` in tests/test_tangle.py, ``labs`` in
+tests/test_lab_build.py and tests/test_tangle.py (serve --dirty), ``notebooks`` in
+tests/test_notebooks.py, ``figures`` in tests/test_figures.py, ``wheel`` in tests/test_release.py,
+and all of them together in the built site (tests/test_site.py, tests/test_browser.py). The
+wiring (tools/mkdocs_hooks.py) is checked here to call only these modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from tools.build import languages, mode, printpage, search, switcher, templates, wheel
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def config(lang: str = "zh", **extra: Any) -> Any:
+    """A stand-in for mkdocs' config while i18n builds ``lang``."""
+    i18n = SimpleNamespace(current_language=lang)
+    plugins = {"i18n": i18n, "autorefs": SimpleNamespace(_primary_url_map={"x": 1}), **extra.pop("plugins", {})}
+    return SimpleNamespace(plugins=plugins, theme={}, extra={}, site_url="https://example.org/book/", **extra)
+
+
+def test_mode_notes_the_command() -> None:
+    saved = dict(mode.SERVE)
+    try:
+        mode.start("serve", True)
+        assert mode.serving() and mode.dirty()
+        mode.start("build", True)  # --dirty means nothing to a build
+        assert not mode.serving() and not mode.dirty()
+    finally:
+        mode.SERVE.update(saved)
+
+
+def test_languages_name_the_edition_and_its_files(tmp_path: Path) -> None:
+    assert languages.language(config("en")) == "en" and languages.language(SimpleNamespace()) == "zh"
+    assert [languages.root_prefix(lang) for lang in ("zh", "en")] == ["", "en/"]
+    assert languages.source_of("05-implementation.md", "en") == "05-implementation.en.md"
+    assert languages.source_of("labs/scaling.py", "zh") == "labs/scaling.py"
+    (tmp_path / "a.md").write_text("", encoding="utf-8")
+    assert languages.source_of("a.md", "en", tmp_path) == "a.md", "i18n falls back to the Chinese page"
+
+
+def test_languages_keep_the_stack_of_nested_builds() -> None:
+    zh, en = config("zh"), config("en")
+    assert languages.begin(zh) == "zh"
+    assert zh.plugins["autorefs"]._primary_url_map == {}, "the other language's API anchors are forgotten"
+    assert languages.begin(en) == "en"  # i18n builds English inside the Chinese build's on_post_build
+    assert languages.current(zh) == "en"
+    assert languages.end(en) == "en" and not languages.outermost()
+    assert languages.end(zh) == "zh" and languages.outermost()
+
+
+def test_switcher_leads_to_the_same_page_in_each_edition() -> None:
+    assert switcher.counterpart_url("en/05-implementation/", "en", "zh") == "05-implementation/"
+    assert switcher.counterpart_url("05-implementation/", "zh", "en") == "en/05-implementation/"
+    cfg, context = config("en"), {}
+    switcher.point(context, SimpleNamespace(url="en/labs/scaling/"), cfg, "en")
+    assert cfg.extra["alternate"] == [
+        {"name": "中文", "lang": "zh", "link": "labs/scaling/"},
+        {"name": "English", "lang": "en", "link": "en/labs/scaling/"},
+    ]
+    assert context["lang_root"] == "en/"
+    switcher.point(context, SimpleNamespace(url="."), config("zh"), "zh")  # the home page
+
+
+def test_search_settings_per_language_and_one_index_each(tmp_path: Path) -> None:
+    plugin = SimpleNamespace(config={"lang": ["zh"], "separator": "x", "pipeline": ["y"], "fields": {}})
+    cfg = config("en", plugins={"search": plugin}, site_dir=str(tmp_path))
+    search.configure(cfg, "en")
+    assert plugin.config["lang"] == ["en"] and plugin.config["separator"] is None
+    search.remember(cfg, "en")
+    index = tmp_path / "search" / "search_index.json"
+    index.parent.mkdir()
+    docs = [{"location": "a/", "title": "甲"}, {"location": "en/a/", "title": "A"}, {"location": "en/a/", "title": "A"}]
+    index.write_text(json.dumps({"config": {"lang": ["zh"]}, "docs": docs}), encoding="utf-8")
+    search.split_index(cfg)
+    zh = json.loads(index.read_text(encoding="utf-8"))
+    en = json.loads((tmp_path / "en" / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert [d["title"] for d in zh["docs"]] == ["甲"]
+    assert en["docs"] == [{"location": "a/", "title": "A"}], "relative to en/, each location once"
+    assert en["config"]["lang"] == ["en"]
+
+
+def test_templates_are_compiled_once_and_each_language_keeps_its_404_and_sitemap(tmp_path: Path) -> None:
+    import jinja2
+
+    env = templates.keep_compiled(jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ 1 + 1 }}"})))
+    assert env.get_template("t").render() == "2" and templates.TEMPLATES.store, "compiled and kept"
+    again = templates.keep_compiled(jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ 1 + 1 }}"})))
+    assert again.get_template("t").render() == "2"
+    sitemap = "<urlset>\n<url><loc>https://example.org/book/a/</loc></url>\n<url><loc>https://example.org/book/en/a/</loc></url>\n</urlset>"
+    for lang in ("zh", "en"):
+        templates.keep_rendering(f"404 {lang}", "404.html", lang)
+        templates.keep_rendering(sitemap, "sitemap.xml", lang)
+    templates.write_static_pages(config(site_dir=str(tmp_path)))
+    assert (tmp_path / "en" / "404.html").read_text(encoding="utf-8") == "404 en"
+    en = (tmp_path / "en" / "sitemap.xml").read_text(encoding="utf-8")
+    assert "/book/en/a/" in en and "/book/a/" not in en
+    assert "/book/en/a/" not in (tmp_path / "sitemap.xml").read_text(encoding="utf-8")
+    assert gzip.decompress((tmp_path / "en" / "sitemap.xml.gz").read_bytes()).decode() == en
+
+
+def test_the_print_page_per_language_and_its_links_to_figures(tmp_path: Path) -> None:
+    printer = SimpleNamespace(config={"enabled": True})
+    printpage.configure(config(plugins={"print-site": printer}), "en", dirty=False)
+    assert printer.config["print_page_basename"] == "en/print_page" and printer.config["enabled"]
+    printpage.configure(config(plugins={"print-site": printer}), "zh", dirty=True)
+    assert printer.config["toc_title"] == "目录" and not printer.config["enabled"]
+    page = tmp_path / "en" / "print_page" / "index.html"
+    page.parent.mkdir(parents=True)
+    page.write_text('<a href="#en-03-qkv-formula-fig-3-2">Figure 3.2</a><a href="#en-03-qkv-formula-x">x</a>', encoding="utf-8")
+    printpage.fix_figure_links(SimpleNamespace(site_dir=str(tmp_path)))
+    assert page.read_text(encoding="utf-8") == '<a href="#fig-3-2">Figure 3.2</a><a href="#en-03-qkv-formula-x">x</a>'
+
+
+def test_wheel_version_in_the_pages_and_the_footer() -> None:
+    cfg = SimpleNamespace(extra={}, config_file_path=str(ROOT / "mkdocs.yml"), copyright="MIT")
+    wheel.set_version(cfg)
+    version = cfg.extra["selfattn_version"]
+    assert wheel.substitute("pip install selfattn=={{ selfattn_version }}", cfg) == f"pip install selfattn=={version}"
+    wheel.footer(cfg)
+    wheel.footer(cfg)  # once only
+    assert cfg.copyright == f"selfattn {version} · MIT"
+
+
+HOOKS = ROOT / "tools" / "mkdocs_hooks.py"
+
+
+def test_the_wiring_is_thin_and_calls_only_the_build_modules() -> None:
+    """tools/mkdocs_hooks.py reads as the table of contents of a build: each event calls the modules."""
+    tree = ast.parse(HOOKS.read_text(encoding="utf-8"))
+    events = [f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name.startswith("on_")]
+    assert {f.name for f in events} >= {"on_config", "on_pre_build", "on_files", "on_page_markdown", "on_post_build"}
+    modules = {p.stem for p in (ROOT / "tools" / "build").glob("*.py")} - {"__init__"}
+    for event in events:
+        assert len(event.body) <= 16, f"{event.name} is no longer thin"
+        for node in ast.walk(event):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+                assert node.func.value.id in modules, ast.unparse(node)
+    assert len(HOOKS.read_text(encoding="utf-8").splitlines()) < 150
+
+
+@pytest.mark.parametrize("module", sorted(p.stem for p in (ROOT / "tools" / "build").glob("*.py")))
+def test_each_build_module_says_what_it_does(module: str) -> None:
+    text = (ROOT / "tools" / "build" / f"{module}.py").read_text(encoding="utf-8")
+    assert ast.get_docstring(ast.parse(text)), f"tools/build/{module}.py has no module docstring"

@@ -1,0 +1,384 @@
+"""Figures cannot drift: each figure block is executed at build time into the page (tools/build/figures.py).
+
+The mechanism is tested on small synthetic pages in temporary folders, drawn with plain matplotlib:
+a changed figure block changes the built figure (its content and its cache key), an unchanged one
+is served from the cache without executing anything, ids are unique on a page of several figures,
+``selfattn.plot.INK`` becomes ``currentColor``, the header lines never reach the shown code, the
+captions are numbered, and a failing figure block fails ``mkdocs build --strict`` naming the page
+and the figure. The last tests check the real book: its numbering and references, and that every
+figure block of both editions is in its built page and on the print page (trivially true while the
+book has no figures).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tools.build import figures
+from tools.build.figures import Figure, FigureError
+from tools.tangle import parse_fences
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LINE = """```python
+#| figure: {number}
+#| caption: {caption}
+#| alt: {alt}
+import matplotlib.pyplot as plt
+
+fig, ax = plt.subplots(figsize=(2, 1.5))
+ax.plot([0, 1], [0, {y}], color="#202124")
+ax.set_title("{title}")
+```
+"""
+
+
+def figure_block(number: str, y: int = 1, title: str = "t", caption: str = "A line.", alt: str = "A rising line.") -> str:
+    return LINE.format(number=number, y=y, title=title, caption=caption, alt=alt)
+
+
+@pytest.fixture
+def executed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the figures executed (not served from the cache), in order."""
+    monkeypatch.setitem(figures.STATE, "inputs", "")
+    executed: list[str] = []
+    real = figures.execute
+
+    def counting(code: str, figure_id: str, root: Path, name: str = "<figure>") -> str:
+        executed.append(figure_id)
+        return real(code, figure_id, root, name)
+
+    monkeypatch.setattr(figures, "execute", counting)
+    return executed
+
+
+@pytest.fixture
+def book(tmp_path: Path, executed: list[str]) -> Path:
+    """An empty book root, with its own src/ and .cache/."""
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("X = 1\n", encoding="utf-8")
+    return tmp_path
+
+
+def build(markdown: str, root: Path, lang: str = "zh", where: str = "docs/01-a.md") -> tuple[str, dict[str, str]]:
+    """The page's Markdown as the build shows it, and each figure's HTML by id."""
+    shown = figures.place(markdown, lang, root, where)
+    ids = re.findall(r"^\s*sa-figure-placeholder:(fig-\d+-\d+)$", shown, flags=re.M)
+    page = "\n".join(f"<p>sa-figure-placeholder:{i}</p>" for i in ids)
+    html = figures.inline(page, where)
+    return shown, {m[1]: m[0] for m in re.finditer(r'<figure id="(fig-[\d-]+)".*?</figure>', html, flags=re.S)}
+
+
+PAGE = "# 第 1 章\n\n" + figure_block("1.1") + "\nText.\n\n" + figure_block("1.2", y=2) + "\n"
+
+
+def test_the_header_lines_never_reach_the_shown_code(book: Path) -> None:
+    shown, built = build(PAGE, book)
+    assert "#|" not in shown
+    assert sorted(built) == ["fig-1-1", "fig-1-2"]
+    code = [f.body for f in parse_fences(shown, "") if f.info == "python"]
+    assert [body[0] for body in code] == ["import matplotlib.pyplot as plt"] * 2
+    # The figure comes right after its block, before the text that follows.
+    assert shown.index("sa-figure-placeholder:fig-1-1") < shown.index("Text.")
+
+
+def test_captions_are_numbered_in_each_language_and_alt_is_the_label(book: Path) -> None:
+    _, zh = build(PAGE, book)
+    assert '<figcaption><span class="sa-figure-number">图 1.1</span>\u3000A line.</figcaption>' in zh["fig-1-1"]
+    _, en = build(PAGE, book, lang="en", where="docs/01-a.en.md")
+    assert '<figcaption><span class="sa-figure-number">Figure 1.2.</span> A line.</figcaption>' in en["fig-1-2"]
+    assert re.search(r'<svg role="img" aria-label="A rising line\." ', en["fig-1-1"])
+    assert re.match(r'<figure id="fig-1-1" class="sa-figure">', zh["fig-1-1"])
+
+
+def test_ids_are_unique_on_a_page_of_several_figures_and_ink_is_currentcolor(book: Path) -> None:
+    _, built = build(PAGE, book)
+    page = "\n".join(built.values())
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) > 20 and len(ids) == len(set(ids)), "every id once on the page"
+    for fig_id, html in built.items():
+        inner = re.findall(r'\bid="([^"]+)"', html)[1:]  # the <figure>'s own id first
+        assert all(i.startswith(f"{fig_id}-") for i in inner), inner
+        refs = re.findall(r'(?:href="#|url\(#)([^")]+)', html)
+        assert refs and all(r in inner for r in refs), "every reference points into the same figure"
+    assert "#202124" not in page.lower()
+    assert all("stroke: currentColor" in html for html in built.values()), "the line drawn in INK follows the page"
+    assert "<?xml" not in page and "<metadata>" not in page and "<style" not in page
+
+
+def test_an_unchanged_block_is_served_from_the_cache_and_a_changed_one_alone_is_rendered(
+    book: Path, executed: list[str]
+) -> None:
+    _, first = build(PAGE, book)
+    assert executed == ["fig-1-1", "fig-1-2"]
+    cache = sorted((book / ".cache" / "figures").glob("*.svg"))
+    assert len(cache) == 2
+    _, warm = build(PAGE, book)
+    assert executed == ["fig-1-1", "fig-1-2"], "a warm rebuild executes nothing"
+    assert warm == first
+    edited = PAGE.replace("[0, 2]", "[0, 3]")  # the second figure's data
+    assert edited != PAGE
+    _, after = build(edited, book)
+    assert executed == ["fig-1-1", "fig-1-2", "fig-1-2"], "only the edited figure is rendered again"
+    assert after["fig-1-1"] == first["fig-1-1"]
+    assert after["fig-1-2"] != first["fig-1-2"], "the changed block changed the built figure"
+    assert len(sorted((book / ".cache" / "figures").glob("*.svg"))) == 3, "under a new cache key"
+    # A caption is not drawn: a new caption re-renders nothing.
+    _, recaptioned = build(PAGE.replace("A line.", "Another line.", 1), book)
+    assert len(executed) == 3 and "Another line." in recaptioned["fig-1-1"]
+
+
+def test_the_cache_key_covers_the_code_the_id_the_package_and_the_tools(book: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inputs = figures.inputs_key(book)
+    assert figures.inputs_key(book) == inputs, "reproducible"
+    keys = {figures.cache_key("x = 1", "fig-1-1", inputs), figures.cache_key("x = 2", "fig-1-1", inputs)}
+    keys.add(figures.cache_key("x = 1", "fig-1-2", inputs))
+    (book / "src" / "pkg" / "__init__.py").write_text("X = 2\n", encoding="utf-8")
+    keys.add(figures.cache_key("x = 1", "fig-1-1", figures.inputs_key(book)))
+    real = figures.importlib.metadata.version
+    monkeypatch.setattr(figures.importlib.metadata, "version", lambda n: "9.9" if n == "matplotlib" else real(n))
+    keys.add(figures.cache_key("x = 1", "fig-1-1", figures.inputs_key(book)))
+    assert len(keys) == 5
+    words = figures.cache_key("#| caption: One.\n#| alt: A.\nx = 1", "fig-1-1", inputs)
+    assert words == figures.cache_key("#| caption: Two.\n#| alt: B.\nx = 1", "fig-1-1", inputs), "words draw nothing"
+
+
+def test_a_package_change_renders_the_figures_again(book: Path, executed: list[str]) -> None:
+    build(PAGE, book)
+    (book / "src" / "pkg" / "__init__.py").write_text("X = 2\n", encoding="utf-8")
+    figures.begin(book)  # the next build
+    build(PAGE, book)
+    assert executed == ["fig-1-1", "fig-1-2"] * 2
+
+
+def test_the_svg_is_deterministic(book: Path) -> None:
+    code = figures.chain_code(PAGE, figures.find(PAGE)[0].fence)
+    one, two = (figures.execute(code, "fig-1-1", book) for _ in range(2))
+    assert one == two
+    assert "<dc:date>" not in one
+
+
+def test_a_continued_block_runs_its_chain_exactly_as_pytest_codeblocks_does(book: Path, executed: list[str]) -> None:
+    from pytest_codeblocks.main import extract_from_buffer
+
+    page = (
+        "# 第 1 章\n\n```python\nys = [0, 5]\n```\n\n<!--pytest-codeblocks:expected-output-->\n\n```text\n```\n\n"
+        "<!--pytest-codeblocks:cont-->\n\n" + figure_block("1.1").replace("[0, 1]", "ys") + "\n"
+        "<!--pytest-codeblocks:cont-->\n\n```python\nprint(ys)\n```\n"
+    )
+    fence = figures.find(page)[0].fence
+    code = figures.chain_code(page, fence)
+    assert code.startswith("ys = [0, 5]\n#| figure: 1.1") and "print(ys)" not in code
+    whole = extract_from_buffer(io.StringIO(page))
+    assert len(whole) == 1 and whole[0].code.startswith(code), "the chain pytest-codeblocks runs, up to the figure"
+    _, built = build(page, book)
+    assert "fig-1-1" in built
+    # The first block is part of the figure: changing it renders the figure again.
+    build(page.replace("ys = [0, 5]", "ys = [0, 6]"), book)
+    assert executed == ["fig-1-1", "fig-1-1"]
+
+
+def test_a_block_in_a_collapsed_admonition_gets_its_figure_after_the_admonition(book: Path) -> None:
+    inner = "".join(f"    {line}\n" if line else "\n" for line in figure_block("1.1").splitlines())
+    page = f'# 第 1 章\n\n??? note "图 1.1 的代码"\n\n{inner}\n    More code notes.\n\nAfter the note.\n'
+    shown, built = build(page, book)
+    assert "fig-1-1" in built
+    lines = shown.splitlines()
+    at = lines.index("sa-figure-placeholder:fig-1-1")  # not indented: outside the admonition
+    assert lines.index("    More code notes.") < at < lines.index("After the note.")
+
+
+def test_bad_headers_are_refused_with_the_line_and_number() -> None:
+    with pytest.raises(FigureError, match=r"line 3: figure 1\.1: no alt"):
+        figures.find("# A\n\n```python\n#| figure: 1.1\n#| caption: C.\nfig = 1\n```\n")
+    with pytest.raises(FigureError, match="CHAPTER.K"):
+        figures.find("```python\n#| figure: 1\n#| caption: C.\n#| alt: A.\nfig = 1\n```\n")
+    with pytest.raises(FigureError, match="unknown header"):
+        figures.find("```python\n#| figure: 1.1\n#| caption: C.\n#| alt: A.\n#| width: 3\nfig = 1\n```\n")
+    with pytest.raises(FigureError, match="line 1: the header repeats 'caption'"):
+        figures.find("```python\n#| figure: 1.1\n#| caption: C.\n#| caption: D.\n#| alt: A.\nfig = 1\n```\n")
+    assert figures.find("```python\n#| file: src/selfattn/x.py\nX = 1\n```\n") == []
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("raise ValueError('the canary 4711')", r"docs/01-a\.md: figure 1\.1: the block raised ValueError: the canary 4711 \(line 4"),
+        ("fig = 'no figure'", r"docs/01-a\.md: figure 1\.1: the block leaves no matplotlib figure in `fig` \(found str\)"),
+    ],
+)
+def test_a_failing_figure_block_is_an_error_naming_page_and_figure(
+    book: Path, caplog: pytest.LogCaptureFixture, body: str, message: str
+) -> None:
+    page = "# 第 1 章\n\n```python\n#| figure: 1.1\n#| caption: C.\n#| alt: A.\n" + body + "\n```\n"
+    with caplog.at_level("ERROR", logger="mkdocs.hooks.figures"):
+        _, built = build(page, book)
+    assert re.search(message, caplog.text), caplog.text
+    assert "sa-figure-error" in built["fig-1-1"], "serve shows the error in place of the figure"
+    assert not list((book / ".cache" / "figures").glob("*.svg")), "a failure is not cached"
+
+
+MKDOCS_YML = """site_name: t
+docs_dir: docs
+theme: {name: mkdocs}
+hooks: [hooks.py]
+markdown_extensions: [admonition, attr_list, pymdownx.details, pymdownx.superfences]
+nav: [01-a.md, 01-b.md]
+"""
+HOOKS = """import sys
+from pathlib import Path
+sys.path.insert(0, {tools!r})
+from tools.build import figures
+ROOT = Path(__file__).parent
+
+def on_pre_build(config):
+    figures.begin(ROOT)
+    figures.check(ROOT, "zh")
+
+def on_page_markdown(markdown, page, config, **kwargs):
+    return figures.place(markdown, "zh", ROOT, "docs/" + page.file.src_uri)
+
+def on_page_content(html, page, config, **kwargs):
+    return figures.inline(html, "docs/" + page.file.src_uri)
+"""
+
+
+def mkdocs_build(root: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=root, env=env, capture_output=True, text=True
+    )
+
+
+def small_site(root: Path, a: str, b: str) -> Path:
+    (root / "docs").mkdir(parents=True, exist_ok=True)
+    (root / "mkdocs.yml").write_text(MKDOCS_YML, encoding="utf-8")
+    (root / "hooks.py").write_text(HOOKS.format(tools=str(ROOT)), encoding="utf-8")
+    (root / "docs" / "01-a.md").write_text(a, encoding="utf-8")
+    (root / "docs" / "01-b.md").write_text(b, encoding="utf-8")
+    return root
+
+
+def test_the_strict_build_shows_the_figures_and_fails_on_a_failing_block_naming_page_and_figure(tmp_path: Path) -> None:
+    inner = "".join(f"    {line}\n" if line else "\n" for line in figure_block("1.2").splitlines())
+    a = "# A\n\n" + figure_block("1.1") + f'\n如[图 1.2](#fig-1-2)所示。\n\n??? note "图 1.2 的代码"\n\n{inner}\nAfter.\n'
+    b = "# B\n\n见图 1.1。\n\n" + figure_block("1.3", y=3) + "\n"
+    root = small_site(tmp_path, a, b)
+    run = mkdocs_build(root)
+    assert run.returncode == 0, run.stderr
+    assert "no such anchor" not in run.stderr, "mkdocs knows the figures' anchors"
+    html = (root / "site" / "01-a" / "index.html").read_text(encoding="utf-8")
+    assert html.count('class="sa-figure"') == 2 and "#|" not in html and "sa-figure-placeholder" not in html
+    assert html.index("</details>") < html.index('<figure id="fig-1-2"'), "after the collapsed admonition"
+    assert '<figure id="fig-1-3"' in (root / "site" / "01-b" / "index.html").read_text(encoding="utf-8")
+    # Warm: nothing executed, the same pages.
+    again = mkdocs_build(root)
+    assert again.returncode == 0 and "figures: rendered" not in again.stderr
+    assert (root / "site" / "01-a" / "index.html").read_text(encoding="utf-8") == html
+    # A block that raises fails the strict build, and the message names the page and the figure.
+    (root / "docs" / "01-b.md").write_text(b.replace("ax.set_title", "1 / 0\nax.set_title"), encoding="utf-8")
+    failed = mkdocs_build(root)
+    assert failed.returncode != 0
+    assert re.search(r"docs/01-b\.md: figure 1\.3: the block raised ZeroDivisionError", failed.stderr), failed.stderr
+
+
+def test_the_numbering_and_the_references_are_checked_across_a_chapters_pages(tmp_path: Path) -> None:
+    a = "# A\n\n" + figure_block("1.1") + figure_block("1.3") + "\n如图 1.1 和 1.2 所示；[图 1.3](#fig-1-3)；[图 1.1](01-b.md#fig-1-1)。\n"
+    b = "# B\n\n" + figure_block("1.2") + figure_block("2.1") + "\n```python\n# 图 9.9 in code is not prose\n```\n"
+    root = small_site(tmp_path, a, b)
+    problems = figures.check_book(root, ("zh",))
+    assert problems == [
+        "docs/01-b.md: figure 2.1: a figure of chapter 1 is numbered 1.K",
+        "docs/01-b.md: figure 1.2 comes after figure 1.3 of docs/01-a.md in the nav: numbers must increase",
+        "docs/01-a.md: a link to 01-b.md#fig-1-1, which holds no such figure",
+    ], problems
+    (root / "docs" / "01-b.md").write_text("# B\n\n" + figure_block("1.4") + figure_block("1.4"), encoding="utf-8")
+    problems = figures.check_book(root, ("zh",))
+    assert "docs/01-b.md: figure 1.4: after figure 1.4, numbers must increase" in problems
+    assert "docs/01-a.md: the text refers to figure 1.2, which is not in the book" in problems
+    (root / "docs" / "01-a.md").write_text("# A\n\n" + figure_block("1.1"), encoding="utf-8")
+    (root / "docs" / "01-b.md").write_text("# B\n\nFigures 1.1 and 1.7 show it.\n", encoding="utf-8")
+    assert figures.check_book(root, ("en",)) == ["docs/01-b.md: the text refers to figure 1.7, which is not in the book"]
+
+
+def test_figure_line_of_a_nested_block() -> None:
+    page = '=== "A"\n\n    ??? note "x"\n\n        ```python\n        fig = 1\n        ```\n\n    more\n\n=== "B"\n'
+    fence = parse_fences(page, "")[0]
+    at, indent = figures.figure_line(page.splitlines(keepends=True), fence)
+    assert (at, indent) == (8, "    "), "after the admonition, inside the tab"
+
+
+# The real book: passes trivially while it holds no figure block, and checks every one once it does.
+
+BOOK_PAGES = sorted(p for p in (ROOT / "docs").glob("*.md"))
+
+
+def book_figures() -> list[tuple[Path, Figure]]:
+    return [(page, f) for page in BOOK_PAGES for f in figures.find(page.read_text(encoding="utf-8"))]
+
+
+def test_the_books_figures_are_numbered_and_referenced_consistently() -> None:
+    assert figures.check_book(ROOT) == []
+
+
+def test_every_figure_block_of_the_book_is_in_its_built_page_and_on_the_print_page(site_dir: Path) -> None:
+    prints = {
+        "zh": (site_dir / "print_page" / "index.html").read_text(encoding="utf-8"),
+        "en": (site_dir / "en" / "print_page" / "index.html").read_text(encoding="utf-8"),
+    }
+    for page, figure in book_figures():
+        lang = "en" if page.name.endswith(".en.md") else "zh"
+        stem = page.name.removesuffix(".en.md").removesuffix(".md")
+        built = (site_dir / ("en/" if lang == "en" else "") / stem / "index.html").read_text(encoding="utf-8")
+        for html in (built, prints[lang]):
+            element = re.search(rf'<figure id="{figure.id}" class="sa-figure">.*?</figure>', html, flags=re.S)
+            assert element, f"{page.name}: figure {figure.number} is not in the built page / print page"
+            assert f'aria-label="{figure.alt}"' in element[0] or figure.alt.replace('"', "&quot;") in element[0]
+            assert "#|" not in built
+    for lang, html in prints.items():
+        counts = Counter(re.findall(r'\bid="(fig-[^"]+)"', html))
+        twice = sorted(i for i, n in counts.items() if n > 1)
+        assert not twice, f"{lang} print page: ids used twice: {twice[:5]}"
+
+
+SERVE_SCRIPT = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {tools!r})
+from tools.build import figures
+root = Path({root!r})
+page = '''```python
+#| figure: 1.1
+#| caption: C.
+#| alt: A.
+import matplotlib.pyplot as plt
+import selfattn
+fig, ax = plt.subplots()
+ax.set_title(f"value {{selfattn.VALUE}}")
+```
+'''
+for value in (1, 2):  # two rebuilds of one `mkdocs serve` process; src/ changed in between
+    (root / "src" / "selfattn" / "__init__.py").write_text(f"VALUE = {{value}}\\n", encoding="utf-8")
+    figures.begin(root, serving=True)
+    figures.place(page, "en", root, "docs/01-a.md")
+    html = figures.inline("<p>sa-figure-placeholder:fig-1-1</p>", "docs/01-a.md")
+    print("value", value, "drawn:", f"value {{value}}" in html)
+"""
+
+
+def test_under_serve_a_changed_package_is_imported_again(tmp_path: Path) -> None:
+    """`mkdocs serve` keeps one process: after src/ changed, a figure must see the package as it is now."""
+    (tmp_path / "src" / "selfattn").mkdir(parents=True)
+    script = SERVE_SCRIPT.format(tools=str(ROOT), root=str(tmp_path))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["value 1 drawn: True", "value 2 drawn: True"], run.stdout + run.stderr

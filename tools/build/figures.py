@@ -1,0 +1,476 @@
+"""Figures drawn by the book's own code: figure blocks executed at build time into inline SVG.
+
+A figure block (``/work/wt/FIGURES.md``, the convention) is an ordinary ```` ```python ```` fence
+whose first lines are a header of ``#|`` comments, then code that leaves one matplotlib figure
+in ``fig``::
+
+    #| figure: 3.2
+    #| caption: 例句中每个查询对各个键的注意力权重。
+    #| alt: 6×6 热力图……
+
+For each page (:func:`place`, at ``on_page_markdown``):
+
+* the code is the block, or the chain of blocks it continues with
+  ``<!--pytest-codeblocks:cont-->``, cut exactly as pytest-codeblocks cuts it (its own parser,
+  :func:`chain_code`), and executed as pytest-codeblocks executes it (``exec`` with the same
+  globals), with matplotlib's Agg backend and ``svg.fonttype = "none"`` (text stays text);
+* ``fig`` is saved as SVG, deterministic (``svg.hashsalt`` = the figure's id, no date, no
+  metadata), every id in it prefixed with the figure's id (the print page holds every figure),
+  ``selfattn.plot.INK`` replaced by ``currentColor`` (one render legible in the light and the dark
+  palette);
+* the SVG is cached in ``.cache/figures/`` under the hash of the chain's code, the figure's id,
+  the package sources (``src/**/*.py``), the benchmark data (as for the labs), the versions of
+  Python, matplotlib, torch and numpy, and this file (:func:`cache_key`): a warm rebuild executes
+  nothing, and editing one figure block renders that figure alone, with any later figure whose
+  ``cont`` chain runs through the edited code (its caption and alt text are not part of the key:
+  editing them renders nothing). A figure is never committed, and never
+  served from a cache entry that another code, package or tool made: it cannot go stale;
+* the header lines are removed from the shown code, and the figure is shown right after the
+  block, or after the admonition (or content tab) that holds the block, as
+  ``<figure id="fig-3-2" class="sa-figure">`` with ``<figcaption>`` "图 3.2　…" / "Figure 3.2. …",
+  the SVG with ``role="img"`` and ``aria-label`` = the alt text. The page's Markdown gets a
+  placeholder paragraph, which :func:`inline` replaces in the page's HTML (``on_page_content``);
+  raw HTML would not survive inside an indented block.
+
+A figure block that raises, leaves no figure in ``fig``, or has a bad header is an error that
+names the page and the figure number (``mkdocs build --strict`` fails; ``serve`` shows the error
+in place of the figure). :func:`check_book` checks the numbering (one increasing sequence per
+chapter, across the chapter's pages in nav order) and that every "图 N.M" / "Figure N.M" in the
+prose, and every link to ``#fig-N-M``, names a figure that exists.
+
+Why not markdown-exec (the library the issue prefers): it executes fences written
+```` ```python exec="on" ````, which pytest-codeblocks 0.18 skips silently (it collects only the
+exact info string ``python``), and so do the tangler, the parity check and the notebooks; each
+would have to learn a second kind of block, and the figures would no longer be tested the way
+every block is. It has no notion of ``<!--pytest-codeblocks:cont-->`` chains, and it caches
+nothing: it executes every block on every build, which the 2 s budget of ``make serve`` does not
+allow (``/work/shared/FACTS.md``, "Figures built from code"). The code here is small: it reuses
+pytest-codeblocks' own parser for the chains and the tangler's fence parser for the pages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import importlib.metadata
+import io
+import logging
+import re
+import sys
+import warnings
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tools.tangle import Fence, book_pages, parse_fences
+
+log = logging.getLogger("mkdocs.hooks.figures")
+
+HEADER = re.compile(r"^#\|\s*(?P<key>[\w-]+):\s*(?P<value>.*?)\s*$")
+FIELDS = ("figure", "caption", "alt")
+NUMBER = re.compile(r"^(?P<chapter>\d+)\.(?P<k>\d+)$")
+PAGE_CHAPTER = re.compile(r"^(?P<chapter>\d\d)-")  # docs/08-engineering.md: chapter 8
+INK = "#202124"  # selfattn.plot.INK: the colour that follows the page's text
+FIGURE_CACHE = ".cache/figures"
+INPUTS = ("src/**/*.py", "benchmarks/results/*.json")  # what a figure may read besides its code
+TOOLS = ("matplotlib", "torch", "numpy")
+CAPTIONS = {
+    "zh": '<span class="sa-figure-number">图 {number}</span>\u3000{caption}',
+    "en": '<span class="sa-figure-number">Figure {number}.</span> {caption}',
+}
+PLACEHOLDER = "sa-figure-placeholder:"
+# The placeholder paragraph carries the figure's id (attr_list), so that mkdocs knows the anchor.
+PLACEHOLDER_HTML = re.compile(r"<p[^>]*>sa-figure-placeholder:(?P<id>fig-\d+-\d+)(?:\s*\{:[^}]*\})?</p>")
+REFERENCE = {  # "如图 3.2 所示", "图 3.2 和 3.3"; "Figure 3.2 shows", "Figures 3.2 and 3.3"
+    "zh": re.compile(r"图\s*(?P<numbers>\d+\.\d+(?:\s*(?:、|，|,|和|与|及|至|到|–|-)\s*\d+\.\d+)*)"),
+    "en": re.compile(r"\bFigures?\s+(?P<numbers>\d+\.\d+(?:\s*(?:,|and|to|–|-)\s*\d+\.\d+)*)"),
+}
+FIGURE_LINK = re.compile(r"\]\((?P<page>[^)\s#]*?)#(?P<id>fig-\d+-\d+)\)")
+
+STATE = {"inputs": "", "serve": False, "executed_with": ""}  # this build's inputs key; under serve?; the key
+# of the package that the process last executed figures with
+_USED: set[str] = set()  # the cache entries this build used (both languages); the rest is dropped
+_PENDING: dict[str, dict[str, str]] = {}  # page source -> figure id -> its HTML, from Markdown to HTML
+
+
+class FigureError(Exception):
+    """A figure block that cannot be built; the message says why."""
+
+
+@dataclass
+class Figure:
+    """A figure block of a page."""
+
+    number: str  # "3.2"
+    caption: str
+    alt: str
+    fence: Fence
+    header: int  # how many header lines open the block (with the blank lines after them)
+
+    @property
+    def id(self) -> str:
+        """``fig-3-2``: the anchor of the figure, and the prefix of every id in its SVG."""
+        return "fig-" + self.number.replace(".", "-")
+
+    @property
+    def key(self) -> tuple[int, int]:
+        chapter, k = self.number.split(".")
+        return int(chapter), int(k)
+
+
+def header(body: list[str]) -> tuple[dict[str, str], int]:
+    """The ``#| key: value`` lines that open a block (not a ``#| file:`` title), and their count."""
+    fields: dict[str, str] = {}
+    count = 0
+    for line in body:
+        m = HEADER.match(line.strip())
+        if m is None or m["key"] == "file":
+            break
+        if m["key"] in fields:
+            raise FigureError(f"the header repeats {m['key']!r}")
+        fields[m["key"]] = m["value"]
+        count += 1
+    return fields, count
+
+
+def find(markdown: str) -> list[Figure]:
+    """The figure blocks of a page, in order. A bad header raises :class:`FigureError`."""
+    figures = []
+    for fence in parse_fences(markdown, ""):
+        if fence.info != "python" or fence.char != "`":
+            continue
+        try:
+            fields, count = header(fence.body)
+        except FigureError as err:
+            raise FigureError(f"line {fence.start + 1}: {err}") from err
+        if "figure" not in fields:
+            continue
+        where = f"line {fence.start + 1}: figure {fields['figure'] or '?'}"
+        unknown = sorted(set(fields) - set(FIELDS))
+        if unknown:
+            raise FigureError(f"{where}: unknown header line(s) {unknown}; a figure block has {list(FIELDS)}")
+        if not NUMBER.match(fields["figure"]):
+            raise FigureError(f"{where}: the number must read CHAPTER.K, e.g. 3.2")
+        missing = [name for name in FIELDS if not fields.get(name)]
+        if missing:
+            raise FigureError(f"{where}: no {' and no '.join(missing)} in the header")
+        while count < len(fence.body) and not fence.body[count].strip():
+            count += 1  # the shown code starts with code
+        figures.append(Figure(fields["figure"], fields["caption"], fields["alt"], fence, count))
+    return figures
+
+
+def chain_code(markdown: str, fence: Fence) -> str:
+    """The code pytest-codeblocks runs up to the end of ``fence``: the block, or the chain of
+    blocks it continues (``<!--pytest-codeblocks:cont-->``), cut by pytest-codeblocks' own parser."""
+    from pytest_codeblocks.main import extract_from_buffer
+
+    lines = markdown.splitlines(keepends=True)
+    upto = "".join(lines[: fence.start + len(fence.body) + 2])  # through the closing fence
+    blocks = extract_from_buffer(io.StringIO(upto))
+    if not blocks or blocks[-1].syntax != "python" or fence.body[-1].strip() not in blocks[-1].code:
+        raise FigureError("pytest-codeblocks does not run this block (a skipped page, or a chain that is not Python)")
+    if blocks[-1].marks:
+        raise FigureError(f"a figure block runs everywhere, like the build: no test marks ({blocks[-1].marks})")
+    return blocks[-1].code
+
+
+def inputs_key(root: Path) -> str:
+    """A hash of what every figure depends on besides its code: the package sources, the tools, this file."""
+    h = hashlib.sha256(f"python {sys.version}\n".encode())
+    for name in TOOLS:
+        try:
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            version = "absent"
+        h.update(f"{name} {version}\n".encode())
+    h.update(Path(__file__).read_bytes())
+    for pattern in INPUTS:
+        for path in sorted(root.glob(pattern)):
+            if "__pycache__" not in path.parts:
+                h.update(f"{path.relative_to(root).as_posix()}\n".encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def begin(root: Path, serving: bool = False) -> None:
+    """A build starts: hash the package sources and tools once for all its figures (``on_pre_build``)."""
+    STATE["inputs"] = inputs_key(root)
+    STATE["serve"] = serving
+
+
+WORDS = re.compile(r"^[ \t]*#\|[ \t]*(?:caption|alt):.*$", re.M)  # header lines that draw nothing
+
+
+def cache_key(code: str, figure_id: str, inputs: str) -> str:
+    """The name of a figure's SVG in ``.cache/figures/``: its code without the caption and alt lines
+    (comments that draw nothing), its id, and the inputs of the build."""
+    return hashlib.sha256("\0".join([inputs, figure_id, WORDS.sub("", code)]).encode()).hexdigest()[:24]
+
+
+def execute(code: str, figure_id: str, root: Path, name: str = "<figure>") -> str:
+    """Run a figure's code as pytest-codeblocks would, and return ``fig`` as an SVG document."""
+    import traceback
+
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.figure
+    import matplotlib.pyplot as plt
+
+    if STATE["serve"] and STATE["executed_with"] not in ("", STATE["inputs"]):
+        # `mkdocs serve` keeps its process between rebuilds: import the package as tangled now.
+        for module in [m for m in sys.modules if m == "selfattn" or m.startswith("selfattn.")]:
+            del sys.modules[module]
+    STATE["executed_with"] = STATE["inputs"]
+    src = str(root / "src")
+    added = src not in sys.path
+    if added:
+        sys.path.insert(0, src)  # as PYTHONPATH=src does for the tests
+    printed = io.StringIO()
+    settings = {"svg.fonttype": "none", "svg.hashsalt": figure_id}  # text stays text; ids fixed per figure
+    try:
+        with matplotlib.rc_context(settings), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            namespace: dict[str, Any] = {"__MODULE__": "__main__"}  # pytest-codeblocks' globals
+            try:
+                with redirect_stdout(printed), redirect_stderr(printed):
+                    exec(compile(code, name, "exec"), namespace)  # the book's own code, as the tests run it
+            except Exception as err:
+                lines = [f.lineno for f in traceback.extract_tb(err.__traceback__) if f.filename == name]
+                at = f" (line {lines[-1]} of its code)" if lines else ""
+                raise FigureError(f"the block raised {type(err).__name__}: {err}{at}") from err
+            fig = namespace.get("fig")
+            if not isinstance(fig, matplotlib.figure.Figure):
+                raise FigureError(f"the block leaves no matplotlib figure in `fig` (found {type(fig).__name__})")
+            out = io.StringIO()
+            fig.savefig(out, format="svg", metadata={"Date": None}, transparent=True)
+    finally:
+        plt.close("all")
+        if added:
+            sys.path.remove(src)
+    if caught:  # e.g. a glyph missing from matplotlib's font: the browser draws the text (fonttype "none")
+        first = str(caught[0].message).splitlines()[0]
+        log.info("figures: %s: %d warning(s), the first: %s", name, len(caught), first)
+    return out.getvalue()
+
+
+def inline_svg(svg: str, figure_id: str) -> str:
+    """An SVG document as an element to inline in a page: no XML prologue, no metadata, no global
+    style, every id prefixed with ``figure_id``, ``INK`` as ``currentColor``."""
+    svg = re.sub(r"^\s*<\?xml[^>]*>\s*", "", svg)
+    svg = re.sub(r"<!DOCTYPE[^>]*>\s*", "", svg)
+    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
+    svg = re.sub(r'\s*<style type="text/css">[^<]*</style>', "", svg)  # *{stroke-linejoin...}: in extra.css
+    svg = re.sub(r"\s*<defs>\s*</defs>", "", svg)
+    ids = set(re.findall(r'\bid="([^"]+)"', svg))
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{figure_id}-{m[1]}"', svg)
+    svg = re.sub(
+        r'(href="#|url\(#)([^")]+)', lambda m: f"{m[1]}{figure_id}-{m[2]}" if m[2] in ids else m[0], svg
+    )
+    svg = re.sub(re.escape(INK), "currentColor", svg, flags=re.I)
+    svg = "\n".join(line for line in svg.splitlines() if line.strip())  # no blank line inside the HTML
+    return svg.strip()
+
+
+def render(code: str, figure: Figure, root: Path, name: str) -> str:
+    """The figure's inline SVG, from ``.cache/figures/`` or executed (and then cached)."""
+    if not STATE["inputs"]:
+        begin(root)
+    key = cache_key(code, figure.id, STATE["inputs"])
+    cached = root / FIGURE_CACHE / f"{key}.svg"
+    _USED.add(cached.name)
+    if cached.exists():
+        return cached.read_text(encoding="utf-8")
+    svg = inline_svg(execute(code, figure.id, root, name), figure.id)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(".tmp")
+    tmp.write_text(svg, encoding="utf-8")
+    tmp.replace(cached)
+    log.info("figures: rendered %s figure %s", name.split(":")[0], figure.number)
+    return svg
+
+
+def wrap(svg: str, figure: Figure, lang: str) -> str:
+    """The ``<figure>`` element: the SVG as an image with the alt text, and the numbered caption."""
+    label = f'<svg role="img" aria-label="{html.escape(figure.alt, quote=True)}" data-search-exclude="true" '
+    caption = CAPTIONS.get(lang, CAPTIONS["en"]).format(number=figure.number, caption=html.escape(figure.caption))
+    return (
+        f'<figure id="{figure.id}" class="sa-figure">\n{svg.replace("<svg ", label, 1)}\n'
+        f"<figcaption>{caption}</figcaption>\n</figure>"
+    )
+
+
+def failed(figure: Figure, message: str) -> str:
+    """What ``serve`` shows in place of a figure that could not be built."""
+    return (
+        f'<figure id="{figure.id}" class="sa-figure sa-figure-error"><pre>{html.escape(message)}</pre>'
+        f"<figcaption>{figure.number}</figcaption></figure>"
+    )
+
+
+def indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def figure_line(lines: list[str], fence: Fence) -> tuple[int, str]:
+    """Where a figure goes, and its indentation: right after its block, or, for a block inside an
+    admonition or content tab (an indented fence), after that container."""
+    after = fence.start + len(fence.body) + 2
+    depth = len(fence.indent)
+    if depth == 0:
+        return after, ""
+    opener = next((lines[i] for i in range(fence.start - 1, -1, -1) if lines[i].strip() and indent_of(lines[i]) < depth), "")
+    outer = indent_of(opener)
+    end = next((i for i in range(after, len(lines)) if lines[i].strip() and indent_of(lines[i]) < depth), len(lines))
+    return end, " " * outer
+
+
+def chapter_of(src_uri: str) -> int | None:
+    """``08-engineering.md`` -> 8; pages that are not chapters -> None."""
+    m = PAGE_CHAPTER.match(Path(src_uri).name)
+    return int(m["chapter"]) if m else None
+
+
+def numbering_problems(figures: list[Figure], src_uri: str) -> list[str]:
+    """A page's figures belong to its chapter, numbered uniquely and increasing down the page."""
+    chapter = chapter_of(src_uri)
+    problems = []
+    for i, figure in enumerate(figures):
+        if chapter is None:
+            problems.append(f"figure {figure.number}: figures belong to the chapter pages (NN-*.md)")
+        elif figure.key[0] != chapter:
+            problems.append(f"figure {figure.number}: a figure of chapter {chapter} is numbered {chapter}.K")
+        if i and figure.key <= figures[i - 1].key:
+            problems.append(f"figure {figure.number}: after figure {figures[i - 1].number}, numbers must increase")
+    return problems
+
+
+def place(markdown: str, lang: str, root: Path, where: str) -> str:
+    """Render a page's figures (``on_page_markdown``): the Markdown without the header lines and with a
+    placeholder where each figure goes; the figures wait in ``_PENDING[where]`` for :func:`inline`.
+    ``where`` names the page's file (``docs/03-qkv-formula.en.md``) in messages. The numbering is
+    checked for the whole book, at the start of the build (:func:`check_book`)."""
+    _PENDING.pop(where, None)
+    try:
+        figures = find(markdown)
+    except FigureError as err:
+        log.error("%s: %s", where, err)
+        return markdown
+    if not figures:
+        return markdown
+    lines = markdown.splitlines(keepends=True)
+    drop: set[int] = set()
+    at: dict[int, list[str]] = {}
+    pending = {}
+    for figure in figures:
+        name = f"{where}: figure {figure.number}"
+        try:
+            svg = render(chain_code(markdown, figure.fence), figure, root, name)
+            pending[figure.id] = wrap(svg, figure, lang)
+        except FigureError as err:
+            log.error("%s: %s", name, err)
+            pending[figure.id] = failed(figure, f"{name}: {err}")
+        drop.update(range(figure.fence.start + 1, figure.fence.start + 1 + figure.header))
+        line, indent = figure_line(lines, figure.fence)
+        at.setdefault(line, []).append(f"\n{indent}{PLACEHOLDER}{figure.id}\n{indent}{{: #{figure.id} }}\n\n")
+    _PENDING[where] = pending
+    out = []
+    for i, line in enumerate(lines):
+        out += at.get(i, [])
+        if i not in drop:
+            out.append(line)
+    out += at.get(len(lines), [])
+    return "".join(out)
+
+
+def inline(html_text: str, where: str) -> str:
+    """Put the page's figures in place of their placeholders (``on_page_content``)."""
+    pending = _PENDING.pop(where, {})
+    if not pending:
+        return html_text
+
+    def figure(m: re.Match[str]) -> str:
+        return pending.pop(m["id"], m[0])
+
+    html_text = PLACEHOLDER_HTML.sub(figure, html_text)
+    for figure_id in pending:
+        log.error("%s: the placeholder of %s was lost in the page's HTML", where, figure_id)
+    return html_text
+
+
+def prune(root: Path, dirty: bool) -> None:
+    """After a full build (not under ``serve --dirty``), drop the cached figures it did not use."""
+    if not dirty and _USED:
+        for stale in (root / FIGURE_CACHE).glob("*.svg"):
+            if stale.name not in _USED:
+                stale.unlink()
+    _USED.clear()
+
+
+def prose(markdown: str) -> str:
+    """A page without its fenced blocks (what the reader reads as text)."""
+    lines = markdown.splitlines()
+    for fence in parse_fences(markdown, ""):
+        for i in range(fence.start, min(len(lines), fence.start + len(fence.body) + 2)):
+            lines[i] = ""
+    return "\n".join(lines)
+
+
+def check(root: Path, lang: str) -> None:
+    """Log each problem of :func:`check_book` in one edition as an error (``on_pre_build``)."""
+    for problem in check_book(root, (lang,)):
+        log.error(problem)
+
+
+def check_book(root: Path, langs: tuple[str, ...] = ("zh", "en")) -> list[str]:
+    """The figures of the whole book, per edition: every figure block well formed, one increasing
+    sequence per chapter across its pages in nav order, and every reference in the prose ("图 3.2",
+    "Figure 3.2") and every link to ``#fig-3-2`` naming a figure that exists (on the linked page)."""
+    from tools.build.languages import source_of
+
+    problems = []
+    for lang in langs:
+        pages = [p.split("/", 1)[1] for p in book_pages(root)]
+        docs = root / "docs"
+        texts = {}
+        for page in pages:
+            path = docs / source_of(page, lang, docs)
+            if path.exists():
+                texts[page] = (f"docs/{source_of(page, lang, docs)}", path.read_text(encoding="utf-8"))
+        found: dict[str, list[Figure]] = {}
+        for page, (name, text) in texts.items():
+            try:
+                found[page] = find(text)
+            except FigureError as err:
+                problems.append(f"{name}: {err}")
+                found[page] = []
+            problems += [f"{name}: {p}" for p in numbering_problems(found[page], page)]
+        last: dict[int, tuple[str, Figure]] = {}
+        for page, figures in found.items():  # nav order: a chapter's pages continue its sequence
+            for figure in figures:
+                before = last.get(figure.key[0])
+                if before and before[0] != page and figure.key <= before[1].key:
+                    problems.append(
+                        f"{texts[page][0]}: figure {figure.number} comes after figure {before[1].number} "
+                        f"of {texts[before[0]][0]} in the nav: numbers must increase"
+                    )
+                last[figure.key[0]] = (page, figure)
+        numbers = {f.number for figures in found.values() for f in figures}
+        if len(numbers) != sum(len(f) for f in found.values()):
+            seen: set[str] = set()
+            twice = sorted({f.number for figures in found.values() for f in figures if f.number in seen or seen.add(f.number)})
+            problems.append(f"{lang}: figure numbers used twice: {twice}")
+        ids = {page: {f.id for f in figures} for page, figures in found.items()}
+        for page, (name, text) in texts.items():
+            body = prose(text)
+            for m in REFERENCE[lang].finditer(body):
+                for number in re.findall(r"\d+\.\d+", m["numbers"]):
+                    if number not in numbers:
+                        problems.append(f"{name}: the text refers to figure {number}, which is not in the book")
+            for m in FIGURE_LINK.finditer(body):
+                target = m["page"].removeprefix("./") or page
+                if m["id"] not in ids.get(target, set()):
+                    problems.append(f"{name}: a link to {target}#{m['id']}, which holds no such figure")
+    return problems
