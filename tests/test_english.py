@@ -145,7 +145,7 @@ def english_notebooks() -> dict[str, object]:
     import jupytext
     from nbformat.v4 import new_code_cell
 
-    from tools import mkdocs_hooks as hooks
+    from tools.build import notebooks as hooks
     from tools.release import package_version, setup_cell
 
     version = package_version(ROOT)
@@ -236,7 +236,7 @@ def cached_counts() -> dict[str, Counter[str]]:
 
 def places() -> list[str]:
     """The names :func:`all_counts` reports, without counting (one test per page, lab, notebook, nav)."""
-    from tools import mkdocs_hooks as hooks
+    from tools.build import notebooks as hooks
 
     names = [p.relative_to(DOCS).as_posix() for p in sorted(DOCS.rglob("*.en.md"))]
     names += [p.relative_to(DOCS).as_posix() for p in sorted((DOCS / "labs").glob("*.en.py"))]
