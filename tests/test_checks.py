@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from selfattn.checks import (
+    ATOL,
     CHECKS,
     CheckError,
     CheckResult,
@@ -19,7 +20,10 @@ from selfattn.checks import (
     check_fully_masked_rows,
     check_mask_respected,
     check_matches_reference,
+    check_padding_invariance,
     check_rows_sum_to_one,
+    make_inputs,
+    sdpa,
 )
 from selfattn.chunked import chunked_attention
 from selfattn.functional import scaled_dot_product_attention
@@ -31,6 +35,7 @@ NAMES = ["rows_sum_to_one", "mask_respected", "matches_reference", "gradients", 
 
 def naive(*, dim: int = -1, scale: str = "sqrt", causal: str = "tril", polarity: bool = True,
           fill: object = "safe", detach: bool = False, after_softmax: bool = False,
+          float_mask: str = "add", stable: bool = True,
           output_only: bool = False) -> Callable[..., object]:
     """A hand-written attention with one knob per classic bug; the defaults are correct."""
 
@@ -38,15 +43,26 @@ def naive(*, dim: int = -1, scale: str = "sqrt", causal: str = "tril", polarity:
            is_causal: bool = False) -> object:
         n_q, n_k, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
         scores = q @ k.transpose(-2, -1)
-        scores = scores / {"sqrt": math.sqrt(d_k), "d_k": d_k, "none": 1.0}[scale]
-        allowed = None if mask is None else (mask if polarity else ~mask)
-        if is_causal:
+        scores = scores / {"sqrt": math.sqrt(d_k), "d_k": d_k, "none": 1.0,
+                           "0.1% off": 1.001 * math.sqrt(d_k)}[scale]
+        allowed = None
+        if mask is not None and mask.dtype != torch.bool:
+            if float_mask == "as_bool":  # nonzero = may attend: the bias and -inf are lost
+                allowed = mask.bool()
+            else:  # the finite bias joins the scores; -inf is masked like False below
+                allowed = mask != -math.inf
+                scores = scores + mask.masked_fill(~allowed, 0.0)
+        elif mask is not None:
+            allowed = mask if polarity else ~mask
+        if is_causal and not (causal == "ignored_with_mask" and mask is not None):
             if causal == "square":
                 tri = torch.ones(n_q, n_q, dtype=torch.bool).tril()
             else:
-                diag = {"tril": 0, "sees_next": 1, "no_diagonal": -1,
-                        "bottom_right": n_k - n_q}[causal]
+                diag = {"tril": 0, "sees_next": 1, "no_diagonal": -1, "leaks_after_row_0": 1,
+                        "bottom_right": n_k - n_q, "ignored_with_mask": 0}[causal]
                 tri = torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=diag)
+                if causal == "leaks_after_row_0":
+                    tri[0, 1:] = False  # row 0 is right; queries >= 1 see key i + 1
             allowed = tri if allowed is None else allowed & tri
         empty = None
         if allowed is not None and not after_softmax:
@@ -57,7 +73,11 @@ def naive(*, dim: int = -1, scale: str = "sqrt", causal: str = "tril", polarity:
                 scores = scores + torch.zeros_like(scores).masked_fill(~allowed, -math.inf)
             else:
                 scores = scores.masked_fill(~allowed, fill)  # type: ignore[arg-type]
-        w = scores.softmax(dim=dim)
+        if stable:
+            w = scores.softmax(dim=dim)
+        else:  # exp without subtracting the row maximum: overflows at large scores
+            e = scores.exp()
+            w = e / e.sum(dim=dim, keepdim=True)
         if allowed is not None and after_softmax:
             w = w.masked_fill(~allowed, 0.0)
         if empty is not None:
@@ -76,7 +96,7 @@ def failed(fn: Callable[..., object], **kw: object) -> list[str]:
 
 def self_attention_fn() -> Callable[..., tuple[Tensor, Tensor]]:
     """SelfAttention as a checked function: x = [q, k, v], projections select each part."""
-    d_k, d_v = 4, 3
+    d_k, d_v = 4, 5
     attn = SelfAttention(2 * d_k + d_v, d_k, d_v)
     eye = torch.eye(2 * d_k + d_v)
     with torch.no_grad():
@@ -97,7 +117,7 @@ def self_attention_fn() -> Callable[..., tuple[Tensor, Tensor]]:
 
 
 CORRECT = {
-    "torch SDPA": (F.scaled_dot_product_attention, {}),
+    "torch SDPA": (F.scaled_dot_product_attention, {"mask_with_causal": False}),
     "selfattn.functional": (scaled_dot_product_attention, {}),
     "chunked_attention": (chunked_attention, {}),
     "SelfAttention": (self_attention_fn(), {"n_k": 6}),
@@ -119,15 +139,20 @@ def test_correct_implementations_pass(name: str, dtype: torch.dtype) -> None:
 BROKEN = {  # each bug, and the checks that must fail on it (and only those)
     "w.detach() @ v": ({"detach": True}, ["gradients", "fully_masked_rows"]),
     "softmax over dim -2": ({"dim": -2}, NAMES[:6]),
-    "flipped mask polarity": ({"polarity": False},
-                              ["mask_respected", "matches_reference", "gradients", "causal",
-                               "padding_invariance", "fully_masked_rows"]),
+    "flipped mask polarity": ({"polarity": False}, NAMES),
     "no scale": ({"scale": "none"}, ["matches_reference", "gradients"]),
     "scale 1/d_k": ({"scale": "d_k"}, ["matches_reference", "gradients"]),
+    "scale 0.1% off": ({"scale": "0.1% off"}, ["matches_reference", "gradients"]),
     "causal sees i+1": ({"causal": "sees_next"},
                         ["mask_respected", "matches_reference", "gradients", "causal"]),
+    "causal leaks only after row 0": ({"causal": "leaks_after_row_0"},
+                                      ["mask_respected", "matches_reference", "gradients",
+                                       "causal"]),
     "causal without diagonal": ({"causal": "no_diagonal"},
                                 ["rows_sum_to_one", "matches_reference", "gradients"]),
+    "is_causal ignored with a mask": ({"causal": "ignored_with_mask"},
+                                      ["mask_respected", "matches_reference", "gradients",
+                                       "causal"]),
     "-1e9 fill": ({"fill": -1e9}, ["fully_masked_rows"]),
     "mask after softmax": ({"after_softmax": True},
                            ["rows_sum_to_one", "matches_reference", "gradients", "causal",
@@ -136,14 +161,20 @@ BROKEN = {  # each bug, and the checks that must fail on it (and only those)
                             ["mask_respected", "matches_reference", "gradients", "causal"]),
     "causal ones(n_q, n_q)": ({"causal": "square"}, NAMES[:5]),
     "finite forward, NaN gradients": ({"fill": "nan_to_num"}, ["fully_masked_rows"]),
+    "float mask read as bool": ({"float_mask": "as_bool"}, NAMES[1:]),
+    # NaN at large scores; output only, the NaN of fn(q, k, I) also fills masked weights
+    "softmax without the row maximum": ({"stable": False},
+                                        ["rows_sum_to_one", "matches_reference", "gradients"],
+                                        ["rows_sum_to_one", "mask_respected",
+                                         "matches_reference", "gradients"]),
 }
 
 
 @pytest.mark.parametrize("bug", list(BROKEN))
 def test_each_bug_fails_the_right_checks(bug: str) -> None:
-    kw, names = BROKEN[bug]
+    kw, names, *output_only = BROKEN[bug]
     assert failed(naive(**kw)) == names  # type: ignore[arg-type]
-    assert failed(naive(output_only=True, **kw)) == names  # type: ignore[arg-type]
+    assert failed(naive(output_only=True, **kw)) == (output_only or [names])[0]  # type: ignore[arg-type]
 
 
 def test_failure_messages_say_what_and_where() -> None:
@@ -160,7 +191,7 @@ def test_failure_messages_say_what_and_where() -> None:
 
 def _inputs() -> tuple[Tensor, Tensor, Tensor]:
     g = torch.Generator().manual_seed(0)
-    return tuple(torch.randn(2, 2, m, d, generator=g) for m, d in ((6, 4), (8, 4), (8, 3)))  # type: ignore[return-value]
+    return tuple(torch.randn(2, 3, m, d, generator=g) for m, d in ((6, 4), (8, 4), (8, 5)))  # type: ignore[return-value]
 
 
 def test_detached_weights_are_reported_as_missing_gradients() -> None:
@@ -176,20 +207,87 @@ def test_output_and_weights_are_both_compared_with_sdpa() -> None:
         _, w = naive(scale="none")(q, k, v, mask, is_causal=is_causal)  # type: ignore[misc]
         return out, w  # a correct output next to weights that are not its own
 
-    def shifted_out(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
-                    is_causal: bool = False) -> tuple[Tensor, Tensor]:
-        out, w = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
-        has_key = (w.sum(dim=-1, keepdim=True) > 0.5).to(out)  # no gradient flows here
-        return out + 0.01 * has_key, w  # right weights and gradients, wrong output
+    def shifted_out(by: float) -> Callable[..., tuple[Tensor, Tensor]]:
+        def fn(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+               is_causal: bool = False) -> tuple[Tensor, Tensor]:
+            out, w = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+            has_key = (w.sum(dim=-1, keepdim=True) > 0.5).to(out)  # no gradient here
+            return out + by * has_key, w  # right weights and gradients, wrong output
+        return fn
 
     assert failed(wrong_weights) == ["matches_reference"]
-    assert failed(shifted_out) == ["matches_reference"]
+    for by in (0.01, 1e-3, 1e-4):  # float32: 1e-5 * (1 + |out|), |out| < 3 here
+        assert failed(shifted_out(by)) == ["matches_reference"], by
     with pytest.raises(CheckError, match=r"matches_reference: weights\[.*differs from SDPA"):
         check_matches_reference(wrong_weights)
 
 
+def test_float32_error_of_1e_3_fails_matches_reference() -> None:
+    r = check_all(naive(scale="0.1% off"), verbose=False)[NAMES.index("matches_reference")]
+    assert not r.passed and 5e-4 < r.max_error < 5e-3, r.message  # about 1e-3, < 1e-2
+
+
+def test_float_masks_are_passed_and_read_as_added_scores() -> None:
+    as_bool = naive(float_mask="as_bool")
+    with pytest.raises(CheckError, match=r"mask_respected: weights.* where masked, float mask$"):
+        check_mask_respected(as_bool)
+    with pytest.raises(CheckError, match=r"only padding changed, float mask$"):
+        check_padding_invariance(as_bool)
+    with pytest.raises(CheckError, match=r"in a fully masked row, float mask$"):
+        check_fully_masked_rows(as_bool)
+    with pytest.raises(CheckError, match=r"only tokens > 0 changed, float tril$"):
+        check_causal(as_bool)
+
+
+def test_large_scores_catch_a_softmax_without_the_row_maximum() -> None:
+    for dtype, big in ((torch.float32, 98.7), (torch.float64, 719.8), (torch.bfloat16, 98.7)):
+        x = make_inputs(naive(), "t", dtype=dtype)
+        s = (x.big_q.double() @ x.big_k.double().transpose(-2, -1)) / 2  # (B, h, n, n_k)
+        sign = torch.tensor([1.0, -1.0] * 3)[:, None]  # rows alternate +big, -big
+        assert ((s * sign - big).abs() < 10).all()
+        assert math.log(torch.finfo(dtype).max) < big - 9  # exp overflows at every row
+        with pytest.raises(CheckError, match=r"off by nan > .*, large scores$"):
+            check_rows_sum_to_one(naive(stable=False), dtype=dtype)
+
+
+def test_large_scores_are_compared_with_sdpa_only_where_rounding_allows() -> None:
+    def max_diff(fn: Callable[..., Tensor], dtype: torch.dtype, grad: bool) -> float:
+        x = make_inputs(fn, "t", dtype=dtype)
+        q, k, v = (t.detach().requires_grad_() for t in (x.big_q, x.big_k, x.v))
+        out, ref = fn(q, k, v, x.mask), sdpa(q, k, v, x.mask, False)
+        if not grad:
+            return float((out.double() - ref.double()).abs().max())
+        g = torch.randn(out.shape, generator=torch.Generator().manual_seed(0)).to(out)
+        a, b = (torch.autograd.grad((o * g).sum(), (q, k, v)) for o in (out, ref))
+        return max(float((s.double() - t.double()).abs().max()) for s, t in zip(a, b))
+
+    def explicit(*args: Tensor) -> Tensor:
+        return scaled_dot_product_attention(*args)[0]
+
+    assert max_diff(explicit, torch.bfloat16, grad=False) > ATOL[torch.bfloat16]  # 0.31
+    assert max_diff(explicit, torch.float16, grad=False) > ATOL[torch.float16]  # 0.0078
+    assert max_diff(explicit, torch.float32, grad=False) < ATOL[torch.float32]  # 1.2e-6
+    assert max_diff(chunked_attention, torch.float32, grad=True) > ATOL[torch.float32]  # 4.5e-5
+
+
+def test_a_mask_with_is_causal_is_checked_unless_switched_off() -> None:
+    ignored = naive(causal="ignored_with_mask")
+    with pytest.raises(CheckError, match=r"only tokens > 0 changed, bool mask \+ is_causal$"):
+        check_causal(ignored)
+    assert not failed(ignored, mask_with_causal=False)  # the stated blind spot
+    results = check_all(F.scaled_dot_product_attention, verbose=False)
+    assert all("Explicit attn_mask should not be set when is_causal=True" in r.message
+               for r in results[:5]) and all(r.passed for r in results[5:])
+
+
+def test_causal_compares_every_row_not_only_row_0() -> None:
+    with pytest.raises(CheckError, match=r"only tokens > 1 changed, is_causal$") as info:
+        check_causal(naive(causal="leaks_after_row_0"))
+    assert info.value.result.index is not None and info.value.result.index[2] == 1
+
+
 def test_fully_masked_rows_must_be_zero_not_just_finite() -> None:
-    with pytest.raises(CheckError, match=r"\|out\[0, 0, 0, \d\]\| = .* in a fully masked row"):
+    with pytest.raises(CheckError, match=r"\|out\[(0, 0, 0|1, 1, 5), \d\]\| = .* fully masked row"):
         check_fully_masked_rows(naive(fill=-1e9))
     with pytest.raises(CheckError, match=r"dq\[.*\] = nan with fully masked rows"):
         check_fully_masked_rows(naive(fill="nan_to_num"))
@@ -222,7 +320,7 @@ def test_nothing_inside_fn_crashes_the_report(capsys: pytest.CaptureFixture[str]
     results = check_all(on_meta, verbose=False)  # a crash inside a check is a failure too
     assert not any(r.passed for r in results) and "check raised" in results[0].message
     for fn, words in ((raises_inside, "fn raised RuntimeError: boom"),
-                      (wrong_shape, "fn must return out (2, 2, 6, 3)"),
+                      (wrong_shape, "fn must return out (2, 3, 6, 5)"),
                       (not_a_tensor, "fn must return out or (out, weights), got str")):
         results = check_all(fn, verbose=False)  # type: ignore[arg-type]
         assert len(results) == 7 and not any(r.passed for r in results)
@@ -237,18 +335,29 @@ def test_nothing_inside_fn_crashes_the_report(capsys: pytest.CaptureFixture[str]
     assert len(lines) == 7 and all(len(line) <= 88 for line in lines)
 
 
+def leaky(eps: float) -> Callable[..., tuple[Tensor, Tensor]]:
+    """Correct, except that every weight of 0 is returned as eps."""
+
+    def fn(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+           is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        out, w = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+        return out, w + eps * (w == 0)
+
+    return fn
+
+
 def test_zero_means_exactly_zero_by_default() -> None:
-    tiny_leak = naive(fill=-20.0)  # masked weights about 1e-9: small, but not 0
+    tiny_leak = leaky(1e-9)  # masked weights 1e-9: small, but not 0
     with pytest.raises(CheckError, match="mask_respected: weights"):
         check_mask_respected(tiny_leak)
     assert check_mask_respected(tiny_leak, atol=1e-6).passed
 
 
 def test_atol_is_honoured() -> None:
-    leaky = naive(fill=-10.0)  # masked weights about 1e-5 in float32
+    leak = leaky(1e-5)  # masked weights 1e-5
     with pytest.raises(CheckError, match="mask_respected: weights"):
-        check_mask_respected(leaky)
-    assert check_mask_respected(leaky, atol=1e-3).passed
+        check_mask_respected(leak)
+    assert check_mask_respected(leak, atol=1e-3).passed
     uniform = naive(fill=-1e9)
     assert check_fully_masked_rows(uniform, atol=10.0).passed
     with pytest.raises(CheckError, match="off by"):
@@ -277,7 +386,7 @@ def test_checker_does_not_use_selfattn_masks(monkeypatch: pytest.MonkeyPatch) ->
         raise AssertionError("the checker must build its own tril")
 
     monkeypatch.setattr(selfattn.masks, "causal_mask", broken)
-    assert not failed(F.scaled_dot_product_attention)
+    assert not failed(F.scaled_dot_product_attention, mask_with_causal=False)
 
 
 def test_check_all_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -299,6 +408,7 @@ def test_check_all_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
         ({"n_k": 0}, ValueError, "n_k must be positive"),
         ({"dtype": torch.int64}, TypeError, "dtype must be a floating torch.dtype"),
         ({"atol": -1.0}, ValueError, "atol must be >= 0"),
+        ({"mask_with_causal": 1}, TypeError, "mask_with_causal must be a bool"),
     ],
 )
 def test_bad_arguments_raise(kwargs: dict[str, object], error: type[Exception], words: str) -> None:
