@@ -117,6 +117,7 @@ def self_attention_fn() -> Callable[..., tuple[Tensor, Tensor]]:
     return fn
 
 
+DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
 CORRECT = {
     "torch SDPA": (F.scaled_dot_product_attention, {"mask_with_causal": False}),
     "selfattn.functional": (scaled_dot_product_attention, {}),
@@ -128,7 +129,7 @@ CORRECT = {
 
 
 @pytest.mark.parametrize("name", list(CORRECT))
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_correct_implementations_pass(name: str, dtype: torch.dtype) -> None:
     fn, kw = CORRECT[name]
     results = check_all(fn, verbose=False, dtype=dtype, **kw)  # type: ignore[arg-type]
@@ -500,3 +501,73 @@ def test_every_size_differs_by_default() -> None:  # chapter 7 relies on it
     b, h, n, d_k = x.q.shape
     sizes = [b, h, n, x.k.shape[-2], d_k, x.v.shape[-1]]
     assert sizes == [2, 3, 6, 8, 4, 5] and len(set(sizes)) == 6
+
+
+def test_blind_spots_stated_in_chapter_6() -> None:
+    """For each input property the checks do not vary, a bug that passes them."""
+    sdpa_ = scaled_dot_product_attention
+
+    def four_d_only(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                    is_causal: bool = False, scale: float | None = None,
+                    dropout_p: float = 0.0) -> tuple[Tensor, Tensor]:
+        kt = k.transpose(2, 3)  # right only for 4-D inputs; scale, dropout_p ignored
+        return sdpa_(q, kt.transpose(2, 3), v, mask, is_causal=is_causal)
+
+    assert not failed(four_d_only)
+    q, k, v = _inputs()
+    with pytest.raises(IndexError):  # batch dimensions: 3-D inputs
+        four_d_only(q[0], k[0], v[0])
+    got, _ = four_d_only(q, k, v, scale=1.0)  # scale: never passed by the checks
+    assert not torch.allclose(got, F.scaled_dot_product_attention(q, k, v, scale=1.0))
+    assert torch.equal(four_d_only(q, k, v, dropout_p=0.9)[0], four_d_only(q, k, v)[0])
+
+    def square_tril(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                    is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        if is_causal:  # right only when n_q <= n_k
+            n_q, n_k = q.shape[-2], k.shape[-2]
+            tri = torch.ones(n_k, n_k, dtype=torch.bool).tril()[:n_q]
+            if mask is None or mask.dtype == torch.bool:
+                mask = tri if mask is None else mask & tri
+            else:
+                mask = mask.masked_fill(~tri, -math.inf)
+            is_causal = False
+        return sdpa_(q, k, v, mask, is_causal=is_causal)
+
+    assert not failed(square_tril) and not failed(square_tril, n_k=6)
+    assert failed(square_tril, n_k=4)  # n_k < n_q only when asked for
+
+    def flat_view(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                  is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        shape = q.shape[:-2]
+        q, k, v = (t.view(-1, *t.shape[-2:]) for t in (q, k, v))  # needs contiguous
+        if mask is not None:
+            mask = mask.expand(*shape, q.shape[-2], k.shape[-2])
+            mask = mask.reshape(-1, *mask.shape[-2:])
+        out, w = sdpa_(q, k, v, mask, is_causal=is_causal)
+        return out.view(*shape, *out.shape[-2:]), w.view(*shape, *w.shape[-2:])
+
+    assert not failed(flat_view)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):  # memory layout
+        flat_view(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+
+    def detached_bias(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                      is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        if mask is not None:
+            mask = mask.detach()  # a learned float bias would get no gradient
+        return sdpa_(q, k, v, mask, is_causal=is_causal)
+
+    assert not failed(detached_bias)
+    for fn, learns in ((sdpa_, True), (detached_bias, False)):
+        bias = torch.zeros(6, 8, requires_grad=True)
+        q.requires_grad_()
+        fn(q, k, v, bias)[0].sum().backward()  # type: ignore[operator]
+        assert (bias.grad is not None) == learns
+        q = q.detach()
+
+    def hides_nan(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                  is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        q, k, v = (t.nan_to_num(0.0) for t in (q, k, v))  # NaN in, no NaN out
+        return sdpa_(q, k, v, mask, is_causal=is_causal)
+
+    assert not failed(hides_nan)
+    assert not hides_nan(q.fill_(math.nan), k, v)[0].isnan().any()
