@@ -254,22 +254,26 @@ def test_large_scores_catch_a_softmax_without_the_row_maximum() -> None:
 
 def test_large_scores_are_compared_with_sdpa_only_where_rounding_allows() -> None:
     def max_diff(fn: Callable[..., Tensor], dtype: torch.dtype, grad: bool) -> float:
+        """max |got - SDPA| / (1 + |SDPA|): above tol, the check's allclose fails."""
         x = make_inputs(fn, "t", dtype=dtype)
         q, k, v = (t.detach().requires_grad_() for t in (x.big_q, x.big_k, x.v))
         out, ref = fn(q, k, v, x.mask), sdpa(q, k, v, x.mask, False)
-        if not grad:
-            return float((out.double() - ref.double()).abs().max())
-        g = torch.randn(out.shape, generator=torch.Generator().manual_seed(0)).to(out)
-        a, b = (torch.autograd.grad((o * g).sum(), (q, k, v)) for o in (out, ref))
-        return max(float((s.double() - t.double()).abs().max()) for s, t in zip(a, b, strict=True))
+        pairs = [(out.detach(), ref.detach())]
+        if grad:
+            gen = torch.Generator().manual_seed(1)  # check_gradients' upstream gradient
+            g = torch.randn(out.shape, generator=gen).to(out)
+            a, b = (torch.autograd.grad((o * g).sum(), (q, k, v)) for o in (out, ref))
+            pairs = list(zip(a, b, strict=True))
+        return max(float(((s.double() - t.double()).abs() / (1 + t.double().abs())).max())
+                   for s, t in pairs)
 
     def explicit(*args: Tensor) -> Tensor:
         return scaled_dot_product_attention(*args)[0]
 
-    assert max_diff(explicit, torch.bfloat16, grad=False) > ATOL[torch.bfloat16]  # 0.31
-    assert max_diff(explicit, torch.float16, grad=False) > ATOL[torch.float16]  # 0.0078
+    assert max_diff(explicit, torch.bfloat16, grad=False) > ATOL[torch.bfloat16]  # 0.21
+    assert max_diff(explicit, torch.float16, grad=False) > ATOL[torch.float16]  # 0.006
     assert max_diff(explicit, torch.float32, grad=False) < ATOL[torch.float32]  # 1.2e-6
-    assert max_diff(chunked_attention, torch.float32, grad=True) > ATOL[torch.float32]  # 4.5e-5
+    assert max_diff(chunked_attention, torch.float32, grad=True) > ATOL[torch.float32]  # 1.4e-5
 
 
 def test_a_mask_with_is_causal_is_checked_unless_switched_off() -> None:
