@@ -36,7 +36,7 @@ NAMES = ["rows_sum_to_one", "mask_respected", "matches_reference", "gradients", 
 
 def naive(*, dim: int = -1, scale: str = "sqrt", causal: str = "tril", polarity: bool = True,
           fill: object = "safe", detach: bool = False, after_softmax: bool = False,
-          float_mask: str = "add", stable: bool = True,
+          float_mask: str = "add", stable: bool = True, clamp: float | None = None,
           output_only: bool = False) -> Callable[..., object]:
     """A hand-written attention with one knob per classic bug; the defaults are correct."""
 
@@ -46,6 +46,8 @@ def naive(*, dim: int = -1, scale: str = "sqrt", causal: str = "tril", polarity:
         scores = q @ k.transpose(-2, -1)
         scores = scores / {"sqrt": math.sqrt(d_k), "d_k": d_k, "none": 1.0,
                            "0.1% off": 1.001 * math.sqrt(d_k)}[scale]
+        if clamp is not None:  # an "overflow guard" that changes large scores
+            scores = scores.clamp(-clamp, clamp)
         allowed = None
         if mask is not None and mask.dtype != torch.bool:
             if float_mask == "as_bool":  # nonzero = may attend: the bias and -inf are lost
@@ -164,6 +166,7 @@ BROKEN = {  # each bug, and the checks that must fail on it (and only those)
     "causal ones(n_q, n_q)": ({"causal": "square"}, NAMES[:5]),
     "finite forward, NaN gradients": ({"fill": "nan_to_num"}, ["fully_masked_rows"]),
     "float mask read as bool": ({"float_mask": "as_bool"}, NAMES[1:]),
+    "scores clamped to +-50": ({"clamp": 50.0}, ["matches_reference"]),
     # NaN at large scores; output only, the NaN of fn(q, k, I) also fills masked weights
     "softmax without the row maximum": ({"stable": False},
                                         ["rows_sum_to_one", "matches_reference", "gradients"],
