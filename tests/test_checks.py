@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from selfattn.checks import (
+    ATOL,
     CHECKS,
     CheckError,
     CheckResult,
@@ -19,11 +20,15 @@ from selfattn.checks import (
     check_fully_masked_rows,
     check_mask_respected,
     check_matches_reference,
+    check_padding_invariance,
     check_rows_sum_to_one,
+    make_inputs,
+    sdpa,
 )
 from selfattn.chunked import chunked_attention
 from selfattn.functional import scaled_dot_product_attention
 from selfattn.self_attention import SelfAttention
+from selfattn.testing import raises
 
 NAMES = ["rows_sum_to_one", "mask_respected", "matches_reference", "gradients", "causal",
          "padding_invariance", "fully_masked_rows"]
@@ -31,6 +36,7 @@ NAMES = ["rows_sum_to_one", "mask_respected", "matches_reference", "gradients", 
 
 def naive(*, dim: int = -1, scale: str = "sqrt", causal: str = "tril", polarity: bool = True,
           fill: object = "safe", detach: bool = False, after_softmax: bool = False,
+          float_mask: str = "add", stable: bool = True, clamp: float | None = None,
           output_only: bool = False) -> Callable[..., object]:
     """A hand-written attention with one knob per classic bug; the defaults are correct."""
 
@@ -38,15 +44,28 @@ def naive(*, dim: int = -1, scale: str = "sqrt", causal: str = "tril", polarity:
            is_causal: bool = False) -> object:
         n_q, n_k, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
         scores = q @ k.transpose(-2, -1)
-        scores = scores / {"sqrt": math.sqrt(d_k), "d_k": d_k, "none": 1.0}[scale]
-        allowed = None if mask is None else (mask if polarity else ~mask)
-        if is_causal:
+        scores = scores / {"sqrt": math.sqrt(d_k), "d_k": d_k, "none": 1.0,
+                           "0.1% off": 1.001 * math.sqrt(d_k)}[scale]
+        if clamp is not None:  # an "overflow guard" that changes large scores
+            scores = scores.clamp(-clamp, clamp)
+        allowed = None
+        if mask is not None and mask.dtype != torch.bool:
+            if float_mask == "as_bool":  # nonzero = may attend: the bias and -inf are lost
+                allowed = mask.bool()
+            else:  # the finite bias joins the scores; -inf is masked like False below
+                allowed = mask != -math.inf
+                scores = scores + mask.masked_fill(~allowed, 0.0)
+        elif mask is not None:
+            allowed = mask if polarity else ~mask
+        if is_causal and not (causal == "ignored_with_mask" and mask is not None):
             if causal == "square":
                 tri = torch.ones(n_q, n_q, dtype=torch.bool).tril()
             else:
-                diag = {"tril": 0, "sees_next": 1, "no_diagonal": -1,
-                        "bottom_right": n_k - n_q}[causal]
+                diag = {"tril": 0, "sees_next": 1, "no_diagonal": -1, "leaks_after_row_0": 1,
+                        "bottom_right": n_k - n_q, "ignored_with_mask": 0}[causal]
                 tri = torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=diag)
+                if causal == "leaks_after_row_0":
+                    tri[0, 1:] = False  # row 0 is right; queries >= 1 see key i + 1
             allowed = tri if allowed is None else allowed & tri
         empty = None
         if allowed is not None and not after_softmax:
@@ -57,7 +76,11 @@ def naive(*, dim: int = -1, scale: str = "sqrt", causal: str = "tril", polarity:
                 scores = scores + torch.zeros_like(scores).masked_fill(~allowed, -math.inf)
             else:
                 scores = scores.masked_fill(~allowed, fill)  # type: ignore[arg-type]
-        w = scores.softmax(dim=dim)
+        if stable:
+            w = scores.softmax(dim=dim)
+        else:  # exp without subtracting the row maximum: overflows at large scores
+            e = scores.exp()
+            w = e / e.sum(dim=dim, keepdim=True)
         if allowed is not None and after_softmax:
             w = w.masked_fill(~allowed, 0.0)
         if empty is not None:
@@ -76,7 +99,7 @@ def failed(fn: Callable[..., object], **kw: object) -> list[str]:
 
 def self_attention_fn() -> Callable[..., tuple[Tensor, Tensor]]:
     """SelfAttention as a checked function: x = [q, k, v], projections select each part."""
-    d_k, d_v = 4, 3
+    d_k, d_v = 4, 5
     attn = SelfAttention(2 * d_k + d_v, d_k, d_v)
     eye = torch.eye(2 * d_k + d_v)
     with torch.no_grad():
@@ -96,8 +119,9 @@ def self_attention_fn() -> Callable[..., tuple[Tensor, Tensor]]:
     return fn
 
 
+DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
 CORRECT = {
-    "torch SDPA": (F.scaled_dot_product_attention, {}),
+    "torch SDPA": (F.scaled_dot_product_attention, {"mask_with_causal": False}),
     "selfattn.functional": (scaled_dot_product_attention, {}),
     "chunked_attention": (chunked_attention, {}),
     "SelfAttention": (self_attention_fn(), {"n_k": 6}),
@@ -107,7 +131,7 @@ CORRECT = {
 
 
 @pytest.mark.parametrize("name", list(CORRECT))
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_correct_implementations_pass(name: str, dtype: torch.dtype) -> None:
     fn, kw = CORRECT[name]
     results = check_all(fn, verbose=False, dtype=dtype, **kw)  # type: ignore[arg-type]
@@ -119,15 +143,20 @@ def test_correct_implementations_pass(name: str, dtype: torch.dtype) -> None:
 BROKEN = {  # each bug, and the checks that must fail on it (and only those)
     "w.detach() @ v": ({"detach": True}, ["gradients", "fully_masked_rows"]),
     "softmax over dim -2": ({"dim": -2}, NAMES[:6]),
-    "flipped mask polarity": ({"polarity": False},
-                              ["mask_respected", "matches_reference", "gradients", "causal",
-                               "padding_invariance", "fully_masked_rows"]),
+    "flipped mask polarity": ({"polarity": False}, NAMES),
     "no scale": ({"scale": "none"}, ["matches_reference", "gradients"]),
     "scale 1/d_k": ({"scale": "d_k"}, ["matches_reference", "gradients"]),
+    "scale 0.1% off": ({"scale": "0.1% off"}, ["matches_reference", "gradients"]),
     "causal sees i+1": ({"causal": "sees_next"},
                         ["mask_respected", "matches_reference", "gradients", "causal"]),
+    "causal leaks only after row 0": ({"causal": "leaks_after_row_0"},
+                                      ["mask_respected", "matches_reference", "gradients",
+                                       "causal"]),
     "causal without diagonal": ({"causal": "no_diagonal"},
                                 ["rows_sum_to_one", "matches_reference", "gradients"]),
+    "is_causal ignored with a mask": ({"causal": "ignored_with_mask"},
+                                      ["mask_respected", "matches_reference", "gradients",
+                                       "causal"]),
     "-1e9 fill": ({"fill": -1e9}, ["fully_masked_rows"]),
     "mask after softmax": ({"after_softmax": True},
                            ["rows_sum_to_one", "matches_reference", "gradients", "causal",
@@ -136,14 +165,21 @@ BROKEN = {  # each bug, and the checks that must fail on it (and only those)
                             ["mask_respected", "matches_reference", "gradients", "causal"]),
     "causal ones(n_q, n_q)": ({"causal": "square"}, NAMES[:5]),
     "finite forward, NaN gradients": ({"fill": "nan_to_num"}, ["fully_masked_rows"]),
+    "float mask read as bool": ({"float_mask": "as_bool"}, NAMES[1:]),
+    "scores clamped to +-50": ({"clamp": 50.0}, ["matches_reference"]),
+    # NaN at large scores; output only, the NaN of fn(q, k, I) also fills masked weights
+    "softmax without the row maximum": ({"stable": False},
+                                        ["rows_sum_to_one", "matches_reference", "gradients"],
+                                        ["rows_sum_to_one", "mask_respected",
+                                         "matches_reference", "gradients"]),
 }
 
 
 @pytest.mark.parametrize("bug", list(BROKEN))
 def test_each_bug_fails_the_right_checks(bug: str) -> None:
-    kw, names = BROKEN[bug]
+    kw, names, *output_only = BROKEN[bug]
     assert failed(naive(**kw)) == names  # type: ignore[arg-type]
-    assert failed(naive(output_only=True, **kw)) == names  # type: ignore[arg-type]
+    assert failed(naive(output_only=True, **kw)) == (output_only or [names])[0]  # type: ignore[arg-type]
 
 
 def test_failure_messages_say_what_and_where() -> None:
@@ -160,7 +196,7 @@ def test_failure_messages_say_what_and_where() -> None:
 
 def _inputs() -> tuple[Tensor, Tensor, Tensor]:
     g = torch.Generator().manual_seed(0)
-    return tuple(torch.randn(2, 2, m, d, generator=g) for m, d in ((6, 4), (8, 4), (8, 3)))  # type: ignore[return-value]
+    return tuple(torch.randn(2, 3, m, d, generator=g) for m, d in ((6, 4), (8, 4), (8, 5)))  # type: ignore[return-value]
 
 
 def test_detached_weights_are_reported_as_missing_gradients() -> None:
@@ -176,20 +212,91 @@ def test_output_and_weights_are_both_compared_with_sdpa() -> None:
         _, w = naive(scale="none")(q, k, v, mask, is_causal=is_causal)  # type: ignore[misc]
         return out, w  # a correct output next to weights that are not its own
 
-    def shifted_out(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
-                    is_causal: bool = False) -> tuple[Tensor, Tensor]:
-        out, w = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
-        has_key = (w.sum(dim=-1, keepdim=True) > 0.5).to(out)  # no gradient flows here
-        return out + 0.01 * has_key, w  # right weights and gradients, wrong output
+    def shifted_out(by: float) -> Callable[..., tuple[Tensor, Tensor]]:
+        def fn(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+               is_causal: bool = False) -> tuple[Tensor, Tensor]:
+            out, w = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+            has_key = (w.sum(dim=-1, keepdim=True) > 0.5).to(out)  # no gradient here
+            return out + by * has_key, w  # right weights and gradients, wrong output
+        return fn
 
     assert failed(wrong_weights) == ["matches_reference"]
-    assert failed(shifted_out) == ["matches_reference"]
+    for by in (0.01, 1e-3, 1e-4):  # float32: 1e-5 * (1 + |out|), |out| < 3.5 here
+        assert failed(shifted_out(by)) == ["matches_reference"], by
     with pytest.raises(CheckError, match=r"matches_reference: weights\[.*differs from SDPA"):
         check_matches_reference(wrong_weights)
 
 
+def test_float32_error_of_1e_3_fails_matches_reference() -> None:
+    r = check_all(naive(scale="0.1% off"), verbose=False)[NAMES.index("matches_reference")]
+    assert not r.passed and 5e-4 < r.max_error < 5e-3, r.message  # about 1e-3, < 1e-2
+
+
+def test_float_masks_are_passed_and_read_as_added_scores() -> None:
+    as_bool = naive(float_mask="as_bool")
+    with pytest.raises(CheckError, match=r"mask_respected: weights.* where masked, float mask$"):
+        check_mask_respected(as_bool)
+    with pytest.raises(CheckError, match=r"only padding changed, float mask$"):
+        check_padding_invariance(as_bool)
+    with pytest.raises(CheckError, match=r"in a fully masked row, float mask$"):
+        check_fully_masked_rows(as_bool)
+    with pytest.raises(CheckError, match=r"only tokens > 0 changed, float tril$"):
+        check_causal(as_bool)
+
+
+def test_large_scores_catch_a_softmax_without_the_row_maximum() -> None:
+    for dtype, big in ((torch.float32, 98.7), (torch.float64, 719.8), (torch.bfloat16, 98.7)):
+        x = make_inputs(naive(), "t", dtype=dtype)
+        s = (x.big_q.double() @ x.big_k.double().transpose(-2, -1)) / 2  # (B, h, n, n_k)
+        sign = torch.tensor([1.0, -1.0] * 3)[:, None]  # rows alternate +big, -big
+        assert ((s * sign - big).abs() < 10).all()
+        assert math.log(torch.finfo(dtype).max) < big - 9  # exp overflows at every row
+        with pytest.raises(CheckError, match=r"off by nan > .*, large scores$"):
+            check_rows_sum_to_one(naive(stable=False), dtype=dtype)
+
+
+def test_large_scores_are_compared_with_sdpa_only_where_rounding_allows() -> None:
+    def max_diff(fn: Callable[..., Tensor], dtype: torch.dtype, grad: bool) -> float:
+        """max |got - SDPA| / (1 + |SDPA|): above tol, the check's allclose fails."""
+        x = make_inputs(fn, "t", dtype=dtype)
+        q, k, v = (t.detach().requires_grad_() for t in (x.big_q, x.big_k, x.v))
+        out, ref = fn(q, k, v, x.mask), sdpa(q, k, v, x.mask, False)
+        pairs = [(out.detach(), ref.detach())]
+        if grad:
+            gen = torch.Generator().manual_seed(1)  # check_gradients' upstream gradient
+            g = torch.randn(out.shape, generator=gen).to(out)
+            a, b = (torch.autograd.grad((o * g).sum(), (q, k, v)) for o in (out, ref))
+            pairs = list(zip(a, b, strict=True))
+        return max(float(((s.double() - t.double()).abs() / (1 + t.double().abs())).max())
+                   for s, t in pairs)
+
+    def explicit(*args: Tensor) -> Tensor:
+        return scaled_dot_product_attention(*args)[0]
+
+    assert max_diff(explicit, torch.bfloat16, grad=False) > ATOL[torch.bfloat16]  # 0.21
+    assert max_diff(explicit, torch.float16, grad=False) > ATOL[torch.float16]  # 0.006
+    assert max_diff(explicit, torch.float32, grad=False) < ATOL[torch.float32]  # 1.2e-6
+    assert max_diff(chunked_attention, torch.float32, grad=True) > ATOL[torch.float32]  # 1.4e-5
+
+
+def test_a_mask_with_is_causal_is_checked_unless_switched_off() -> None:
+    ignored = naive(causal="ignored_with_mask")
+    with pytest.raises(CheckError, match=r"only tokens > 0 changed, bool mask \+ is_causal$"):
+        check_causal(ignored)
+    assert not failed(ignored, mask_with_causal=False)  # the stated blind spot
+    results = check_all(F.scaled_dot_product_attention, verbose=False)
+    assert all("Explicit attn_mask should not be set when is_causal=True" in r.message
+               for r in results[:5]) and all(r.passed for r in results[5:])
+
+
+def test_causal_compares_every_row_not_only_row_0() -> None:
+    with pytest.raises(CheckError, match=r"only tokens > 1 changed, is_causal$") as info:
+        check_causal(naive(causal="leaks_after_row_0"))
+    assert info.value.result.index is not None and info.value.result.index[2] == 1
+
+
 def test_fully_masked_rows_must_be_zero_not_just_finite() -> None:
-    with pytest.raises(CheckError, match=r"\|out\[0, 0, 0, \d\]\| = .* in a fully masked row"):
+    with pytest.raises(CheckError, match=r"\|out\[(0, 0, 0|1, 1, 5), \d\]\| = .* fully masked row"):
         check_fully_masked_rows(naive(fill=-1e9))
     with pytest.raises(CheckError, match=r"dq\[.*\] = nan with fully masked rows"):
         check_fully_masked_rows(naive(fill="nan_to_num"))
@@ -222,7 +329,7 @@ def test_nothing_inside_fn_crashes_the_report(capsys: pytest.CaptureFixture[str]
     results = check_all(on_meta, verbose=False)  # a crash inside a check is a failure too
     assert not any(r.passed for r in results) and "check raised" in results[0].message
     for fn, words in ((raises_inside, "fn raised RuntimeError: boom"),
-                      (wrong_shape, "fn must return out (2, 2, 6, 3)"),
+                      (wrong_shape, "fn must return out (2, 3, 6, 5)"),
                       (not_a_tensor, "fn must return out or (out, weights), got str")):
         results = check_all(fn, verbose=False)  # type: ignore[arg-type]
         assert len(results) == 7 and not any(r.passed for r in results)
@@ -237,18 +344,29 @@ def test_nothing_inside_fn_crashes_the_report(capsys: pytest.CaptureFixture[str]
     assert len(lines) == 7 and all(len(line) <= 88 for line in lines)
 
 
+def leaky(eps: float) -> Callable[..., tuple[Tensor, Tensor]]:
+    """Correct, except that every weight of 0 is returned as eps."""
+
+    def fn(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+           is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        out, w = scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+        return out, w + eps * (w == 0)
+
+    return fn
+
+
 def test_zero_means_exactly_zero_by_default() -> None:
-    tiny_leak = naive(fill=-20.0)  # masked weights about 1e-9: small, but not 0
+    tiny_leak = leaky(1e-9)  # masked weights 1e-9: small, but not 0
     with pytest.raises(CheckError, match="mask_respected: weights"):
         check_mask_respected(tiny_leak)
     assert check_mask_respected(tiny_leak, atol=1e-6).passed
 
 
 def test_atol_is_honoured() -> None:
-    leaky = naive(fill=-10.0)  # masked weights about 1e-5 in float32
+    leak = leaky(1e-5)  # masked weights 1e-5
     with pytest.raises(CheckError, match="mask_respected: weights"):
-        check_mask_respected(leaky)
-    assert check_mask_respected(leaky, atol=1e-3).passed
+        check_mask_respected(leak)
+    assert check_mask_respected(leak, atol=1e-3).passed
     uniform = naive(fill=-1e9)
     assert check_fully_masked_rows(uniform, atol=10.0).passed
     with pytest.raises(CheckError, match="off by"):
@@ -277,7 +395,7 @@ def test_checker_does_not_use_selfattn_masks(monkeypatch: pytest.MonkeyPatch) ->
         raise AssertionError("the checker must build its own tril")
 
     monkeypatch.setattr(selfattn.masks, "causal_mask", broken)
-    assert not failed(F.scaled_dot_product_attention)
+    assert not failed(F.scaled_dot_product_attention, mask_with_causal=False)
 
 
 def test_check_all_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -299,6 +417,7 @@ def test_check_all_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
         ({"n_k": 0}, ValueError, "n_k must be positive"),
         ({"dtype": torch.int64}, TypeError, "dtype must be a floating torch.dtype"),
         ({"atol": -1.0}, ValueError, "atol must be >= 0"),
+        ({"mask_with_causal": 1}, TypeError, "mask_with_causal must be a bool"),
     ],
 )
 def test_bad_arguments_raise(kwargs: dict[str, object], error: type[Exception], words: str) -> None:
@@ -319,3 +438,163 @@ def test_check_error_is_an_assertion_error() -> None:
 def test_check_all_on_cuda() -> None:
     results = check_all(scaled_dot_product_attention, device="cuda", verbose=False)
     assert all(r.passed for r in results), [r.message for r in results if not r.passed]
+
+
+# The answers to chapter 6's exercises (their code lives here, off the page).
+
+
+def test_exercise_1_answer() -> None:
+    def finite_fill(fill):
+        def fn(q, k, v, mask=None, *, is_causal=False):
+            s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+            if mask is not None and mask.is_floating_point():
+                s, mask = s + mask.masked_fill(mask == -math.inf, 0), mask > -math.inf
+            if is_causal:
+                tril = torch.ones(s.shape[-2:], dtype=torch.bool).tril()
+                mask = tril if mask is None else mask & tril
+            w = (s if mask is None else s.masked_fill(~mask, fill)).softmax(dim=-1)
+            return w @ v, w
+        return fn
+
+    with raises(CheckError, "where masked", show=False):
+        check_mask_respected(finite_fill(-10.0))
+    assert check_mask_respected(finite_fill(-1e4)).passed
+    for fill in (-10.0, -1e4):
+        with raises(CheckError, "fully masked row", show=False):
+            check_fully_masked_rows(finite_fill(fill))
+
+
+def test_exercise_2_answer() -> None:
+    def renormalised(q, k, v, mask=None, *, is_causal=False):
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if mask is not None and mask.is_floating_point():
+            s, mask = s + mask.masked_fill(mask == -math.inf, 0), mask > -math.inf
+        w = s.softmax(dim=-1)
+        ok = torch.ones(w.shape, dtype=torch.bool) if mask is None else mask
+        if is_causal:
+            ok = ok & torch.ones(w.shape[-2:], dtype=torch.bool).tril()
+        w = w.masked_fill(~ok, 0.0)
+        w = w / w.sum(dim=-1, keepdim=True)                 # a row of 0: 0 / 0 = NaN
+        return w @ v, w
+
+    names = [r.name for r in check_all(renormalised, verbose=False) if not r.passed]
+    assert names == ["padding_invariance", "fully_masked_rows"], names
+
+
+def test_exercise_3_answer() -> None:
+    def bottom_right(q, k, v, mask=None, *, is_causal=False):
+        n_q, n_k = q.shape[-2], k.shape[-2]
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if mask is not None and mask.is_floating_point():
+            s, mask = s + mask.masked_fill(mask == -math.inf, 0), mask > -math.inf
+        if is_causal:
+            mask = torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=n_k - n_q)
+        w = (s if mask is None else s.masked_fill(~mask, -math.inf)).softmax(dim=-1)
+        return w @ v, w
+
+    assert check_causal(bottom_right, n_k=6).passed
+    with raises(CheckError, "only tokens", show=False):
+        check_causal(bottom_right)
+
+
+def test_bfloat16_spacing_between_4_and_8_exceeds_the_absolute_tolerance() -> None:
+    four = torch.tensor(4.0, dtype=torch.bfloat16)
+    step = float(torch.nextafter(four, torch.tensor(8.0, dtype=torch.bfloat16))) - 4.0
+    assert step == 2**-5 > ATOL[torch.bfloat16]  # why SDPA is compared as allclose
+
+
+def test_every_size_differs_by_default() -> None:  # chapter 7 relies on it
+    x = make_inputs(naive(), "t")
+    b, h, n, d_k = x.q.shape
+    sizes = [b, h, n, x.k.shape[-2], d_k, x.v.shape[-1]]
+    assert sizes == [2, 3, 6, 8, 4, 5] and len(set(sizes)) == 6
+
+
+def test_blind_spots_stated_in_chapter_6() -> None:
+    """For each input property the checks do not vary, a bug that passes them."""
+    sdpa_ = scaled_dot_product_attention
+
+    def four_d_only(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                    is_causal: bool = False, scale: float | None = None,
+                    dropout_p: float = 0.0) -> tuple[Tensor, Tensor]:
+        kt = k.transpose(2, 3)  # right only for 4-D inputs; scale, dropout_p ignored
+        return sdpa_(q, kt.transpose(2, 3), v, mask, is_causal=is_causal)
+
+    assert not failed(four_d_only)
+    q, k, v = _inputs()
+    with pytest.raises(IndexError):  # batch dimensions: 3-D inputs
+        four_d_only(q[0], k[0], v[0])
+    got, _ = four_d_only(q, k, v, scale=1.0)  # scale: never passed by the checks
+    assert not torch.allclose(got, F.scaled_dot_product_attention(q, k, v, scale=1.0))
+    assert torch.equal(four_d_only(q, k, v, dropout_p=0.9)[0], four_d_only(q, k, v)[0])
+
+    def square_tril(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                    is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        if is_causal:  # right only when n_q <= n_k
+            n_q, n_k = q.shape[-2], k.shape[-2]
+            tri = torch.ones(n_k, n_k, dtype=torch.bool).tril()[:n_q]
+            if mask is None or mask.dtype == torch.bool:
+                mask = tri if mask is None else mask & tri
+            else:
+                mask = mask.masked_fill(~tri, -math.inf)
+            is_causal = False
+        return sdpa_(q, k, v, mask, is_causal=is_causal)
+
+    assert not failed(square_tril) and not failed(square_tril, n_k=6)
+    assert failed(square_tril, n_k=4)  # n_k < n_q only when asked for
+
+    def flat_view(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                  is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        shape = q.shape[:-2]
+        q, k, v = (t.view(-1, *t.shape[-2:]) for t in (q, k, v))  # needs contiguous
+        if mask is not None:
+            mask = mask.expand(*shape, q.shape[-2], k.shape[-2])
+            mask = mask.reshape(-1, *mask.shape[-2:])
+        out, w = sdpa_(q, k, v, mask, is_causal=is_causal)
+        return out.view(*shape, *out.shape[-2:]), w.view(*shape, *w.shape[-2:])
+
+    assert not failed(flat_view)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):  # memory layout
+        flat_view(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+
+    def detached_bias(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                      is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        if mask is not None:
+            mask = mask.detach()  # a learned float bias would get no gradient
+        return sdpa_(q, k, v, mask, is_causal=is_causal)
+
+    assert not failed(detached_bias)
+    for fn, learns in ((sdpa_, True), (detached_bias, False)):
+        bias = torch.zeros(6, 8, requires_grad=True)
+        q.requires_grad_()
+        fn(q, k, v, bias)[0].sum().backward()  # type: ignore[operator]
+        assert (bias.grad is not None) == learns
+        q = q.detach()
+
+    def hides_nan(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                  is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        q, k, v = (t.nan_to_num(0.0) for t in (q, k, v))  # NaN in, no NaN out
+        return sdpa_(q, k, v, mask, is_causal=is_causal)
+
+    assert not failed(hides_nan)
+    assert not hides_nan(q.fill_(math.nan), k, v)[0].isnan().any()
+
+
+def test_gradcheck_needs_float64() -> None:  # chapter 6.4, the collapsed note
+    import warnings
+
+    from torch.autograd import gradcheck
+
+    from selfattn.masks import causal_mask
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 3, requires_grad=True) for _ in range(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the inputs are not float64
+        ok32 = gradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v),
+                         (q, k, v), raise_exception=False)
+    assert not ok32  # a correct function "fails": the finite differences are wrong
+
+    attn = SelfAttention(d_model=4, d_k=3, d_v=2).double()
+    x = torch.randn(2, 4, 4, dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda x: attn(x, causal_mask(4))[0], (x,))

@@ -7,11 +7,13 @@
 """Reusable checks for any attention function: point them at your own code.
 
 The function under test is called like ``selfattn.functional.
-scaled_dot_product_attention``: ``fn(q, k, v, mask)`` (mask: bool, True = may
-attend) and ``fn(q, k, v, None, is_causal=True)``. Causal means top-left
-alignment, as in torch's SDPA: query ``i`` may attend to keys ``j <= i``, also
-when ``n_q != n_k``. ``fn`` returns ``(out, weights)`` or only ``out``; then the
-weights come from ``fn(q, k, I)`` (with V = I the output is the weights).
+scaled_dot_product_attention``: ``fn(q, k, v, mask)`` and ``fn(q, k, v, mask,
+is_causal=True)``. ``mask`` is None, bool (True = may attend) or float (added to
+the scores, -inf = may not attend, q's dtype), of shape ``(B, h, n, n_k)`` or one
+that broadcasts to it. Causal means top-left alignment, as in torch's SDPA: query
+``i`` may attend to keys ``j <= i``, also when ``n_q != n_k``; given a mask too,
+both apply. ``fn`` returns ``(out, weights)`` or only ``out``; then the weights
+come from ``fn(q, k, I)`` (with V = I the output is the weights).
 
 Every check takes the same keyword arguments (``Options``):
 
@@ -19,9 +21,13 @@ Every check takes the same keyword arguments (``Options``):
 - ``n_k``: number of keys; default ``n + 2``, so that a mask built as
   ``(n_q, n_q)`` is caught. Pass ``n_k=n`` for a self-attention module.
 - ``dtype``, ``device``: of the random inputs (default float32 on the CPU).
-- ``atol``: tolerance. None picks one for ``dtype`` where a value is compared
-  with SDPA, and 0 (exact) where a value must be 0.
+- ``atol``: tolerance. None picks one for ``dtype``. A value compared with SDPA
+  may differ by ``atol * (1 + |SDPA's value|)``, as in ``torch.allclose``; a
+  value that must be 0 must be exactly 0 unless ``atol`` is given.
 - ``seed``: seed of the random inputs.
+- ``mask_with_causal``: also pass a mask together with ``is_causal=True``
+  (default True). Pass False for a function that refuses both, as torch's SDPA
+  does; that combination is then not checked.
 
 A check returns a ``CheckResult`` when it passes and raises ``CheckError`` (an
 ``AssertionError``) when it fails, naming the check, the error and its index.
@@ -29,9 +35,15 @@ Whatever goes wrong inside ``fn`` (an exception, a wrong type or shape, an input
 without a gradient) is such a failure. Only bad arguments to a check raise
 ``TypeError`` or ``ValueError``.
 
+The checks vary the mask (none, bool, float, ``is_causal`` alone and with
+either mask, fully masked rows) and the size of the scores (ordinary, and about
+``log(max of dtype) + 10``, where ``exp`` overflows). They do not vary the
+number of batch dimensions, ``scale``, ``dropout_p`` or the inputs' memory
+layout: chapter 6.9 lists what they do not cover.
+
 Shape:
     - q: ``(B, h, n, d_k)``; k: ``(B, h, n_k, d_k)``; v: ``(B, h, n_k, d_v)``,
-      with B = h = 2, d_k = 4, d_v = 3
+      with B = 2, h = 3, d_k = 4, d_v = 5
     - mask: ``(B, h, n, n_k)``; out: ``(B, h, n, d_v)``; weights: ``(B, h, n, n_k)``
 """
 
@@ -40,14 +52,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 from typing_extensions import TypedDict, Unpack
 
-from selfattn.validation import check_positive_int
+from selfattn.validation import check_bool, check_positive_int
 
 __all__ = ["CHECKS", "AttentionFn", "CheckError", "CheckResult", "Options", "check_all",
            "check_causal", "check_fully_masked_rows", "check_gradients",
@@ -73,6 +85,7 @@ class Options(TypedDict, total=False):
     device: torch.device | str
     atol: float | None
     seed: int
+    mask_with_causal: bool
 
 
 @dataclass(frozen=True)
@@ -95,7 +108,7 @@ class CheckError(AssertionError):
 
 
 # --- docs/06-checks-source.md § 6.9 附：检查器的完整代码 ---
-B, H, D_K, D_V = 2, 2, 4, 3  # d_k != d_v: shape mistakes cannot hide
+B, H, D_K, D_V = 2, 3, 4, 5  # 各维大小都不同（n = 6，n_k = 8）：混淆藏不住
 ATOL = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 2e-2,
         torch.float16: 2e-3}
 
@@ -108,18 +121,22 @@ class Inputs:
     q: Tensor  # (B, h, n, d_k)
     k: Tensor  # (B, h, n_k, d_k)
     v: Tensor  # (B, h, n_k, d_v)
-    mask: Tensor  # (B, h, n, n_k), random, at least one key per row
-    tril: Tensor  # (n, n_k), top-left causal: the checker's own
-    tol: float  # when compared with SDPA
-    zero: float  # when a value must be 0
+    mask: Tensor  # (B, h, n, n_k)，随机，每行至少一个键
+    bias: Tensor  # (B, h, n, n_k)，浮点掩码：mask 处随机，其余 -inf
+    tril: Tensor  # (n, n_k)，左上角对齐的因果掩码：检查器自己构造
+    big_q: Tensor  # (B, h, n, d_k)，与 big_k 配合：各行得分约为 +big, -big, ...
+    big_k: Tensor  # (B, h, n_k, d_k)
+    tol: float  # 与 SDPA 比较时
+    zero: float  # 值必须为 0 时
     seed: int
+    both: bool  # 也把掩码与 is_causal 一起传入
     worst: float = 0.0
 
 
 def make_inputs(
     fn: object, name: str, *, n: int = 6, n_k: int | None = None,
     dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
-    atol: float | None = None, seed: int = 0,
+    atol: float | None = None, seed: int = 0, mask_with_causal: bool = True,
 ) -> Inputs:
     """Validate the shared arguments and build the random inputs of a check."""
     if not callable(fn):
@@ -127,27 +144,57 @@ def make_inputs(
     n_k = n + 2 if n_k is None else n_k
     check_positive_int("checks", "n", n)
     check_positive_int("checks", "n_k", n_k)
+    check_bool("checks", "mask_with_causal", mask_with_causal)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"checks: dtype must be a floating torch.dtype, got {dtype!r}")
     if atol is not None and not atol >= 0:
         raise ValueError(f"checks: atol must be >= 0, got {atol!r}")
     g = torch.Generator().manual_seed(seed)
-    q, k, v = (torch.randn(B, H, m, d, generator=g).to(device, dtype)
+    q, k, v = (torch.randn(B, H, m, d, generator=g)
                for m, d in ((n, D_K), (n_k, D_K), (n_k, D_V)))
     mask = torch.rand(B, H, n, n_k, generator=g) > 0.4
     mask[..., torch.arange(n), torch.arange(n) % n_k] = True
+    bias = torch.randn(B, H, n, n_k, generator=g).masked_fill(~mask, -math.inf)
     tril = torch.ones(n, n_k, dtype=torch.bool).tril()
+    # 不先减去行最大值，exp(s) 就会溢出
+    big = math.log(torch.finfo(dtype).max) + 10  # float32 中 98.7，float64 中 719.8
+    a = math.sqrt(big * math.sqrt(D_K))  # q[..., 0] * k[..., 0] / sqrt(d_k) = big
+    big_q, big_k = q.clone(), k.clone()
+    big_q[..., 0] = a * (1 - 2 * (torch.arange(n) % 2))  # 各行交替取 +a、-a
+    big_k[..., 0] = a
+    q, k, v, bias, big_q, big_k = (t.to(device, dtype)
+                                   for t in (q, k, v, bias, big_q, big_k))
     tol = ATOL.get(dtype, 1e-5) if atol is None else float(atol)
     zero = 0.0 if atol is None else float(atol)
-    return Inputs(name, q, k, v, mask.to(device), tril.to(device), tol, zero, seed)
+    return Inputs(name, q, k, v, mask.to(device), bias, tril.to(device), big_q, big_k,
+                  tol, zero, seed, mask_with_causal)
 
 
-def cases(x: Inputs) -> Iterator[tuple[str, Tensor | None, bool, Tensor]]:
-    """(label, mask, is_causal, allowed) for no mask, a random mask, is_causal."""
+class Case(NamedTuple):
+    """One way to call fn: q and k, the mask, is_causal, where keys are allowed."""
+
+    label: str
+    q: Tensor
+    k: Tensor
+    mask: Tensor | None
+    causal: bool
+    allowed: Tensor  # (B, h, n, n_k)，True = 可以关注
+    large: bool = False  # 得分约为 ±big
+
+
+def cases(x: Inputs, large: bool = True) -> Iterator[Case]:
+    """No mask, bool and float masks, is_causal alone and with each, large scores."""
     ones = torch.ones_like(x.mask)
-    yield "no mask", None, False, ones
-    yield "random mask", x.mask, False, x.mask
-    yield "is_causal", None, True, ones & x.tril
+    yield Case("no mask", x.q, x.k, None, False, ones)
+    yield Case("bool mask", x.q, x.k, x.mask, False, x.mask)
+    yield Case("float mask", x.q, x.k, x.bias, False, x.mask)
+    yield Case("is_causal", x.q, x.k, None, True, ones & x.tril)
+    if x.both:
+        allowed = x.mask & x.tril
+        for kind, mask in (("bool", x.mask), ("float", x.bias)):
+            yield Case(f"{kind} mask + is_causal", x.q, x.k, mask, True, allowed)
+    if large:
+        yield Case("large scores", x.big_q, x.big_k, x.mask, False, x.mask, True)
 
 
 def fail(x: Inputs, message: str, error: float = math.nan,
@@ -168,7 +215,7 @@ def run(
             raise fail(x, f"fn raised {type(err).__name__}: {err}") from err
 
     got = call(v)
-    if isinstance(got, Tensor):  # output only: the weights are fn(q, k, I)
+    if isinstance(got, Tensor):  # 只返回输出：权重是 fn(q, k, I)
         eye = torch.eye(k.shape[-2], dtype=v.dtype, device=v.device)
         got = (got, call(eye.expand(*v.shape[:-1], -1)))
     if not (isinstance(got, tuple) and len(got) == 2
@@ -196,16 +243,30 @@ def grads(x: Inputs, out: Tensor, g: Tensor, qkv: tuple[Tensor, ...]) -> list[Te
     return [t for t in got if t is not None]
 
 
-def expect(x: Inputs, err: Tensor, tol: float, what: str) -> None:
-    """Fail unless every |err| <= tol (NaN fails); ``what`` gets at, err and tol."""
+def expect(
+    x: Inputs, err: Tensor, tol: float, what: str, ref: Tensor | None = None
+) -> None:
+    """Fail unless every |err| <= tol, or tol * (1 + |ref|) given ref (NaN fails).
+
+    ``what`` gets at, err and tol (the bound at that index).
+    """
     err = err.detach().double().abs()
-    flat = int(torch.nan_to_num(err, nan=math.inf).argmax())
+    bound = torch.full_like(err, tol)
+    if ref is not None:  # 同 torch.allclose，rtol = atol = tol
+        bound = bound * (1 + ref.detach().double().abs())
+    flat = int(torch.nan_to_num(err - bound, nan=math.inf).argmax())
     idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), err.shape))
-    worst = float(err[idx])  # NaN stays NaN in the message
-    if not worst <= tol:
+    worst = float(err[idx])  # NaN 在消息里仍是 NaN
+    if not worst <= bound[idx]:
         at = "[" + ", ".join(map(str, idx)) + "]"
-        raise fail(x, what.format(at=at, err=worst, tol=tol), worst, idx)
+        raise fail(x, what.format(at=at, err=worst, tol=float(bound[idx])), worst, idx)
     x.worst = max(x.worst, worst)
+
+
+def expect_finite(x: Inputs, t: Tensor, what: str) -> None:
+    """Fail at the first NaN or inf in t; ``what`` gets at and err."""
+    t = t.detach()
+    expect(x, torch.where(torch.isfinite(t), 0.0, t), 0.0, what)
 
 
 def passed(x: Inputs) -> CheckResult:
@@ -216,21 +277,36 @@ def passed(x: Inputs) -> CheckResult:
 def check_rows_sum_to_one(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
     """Every row of the weights sums to 1; the index is ``(b, h, i)``."""
     x = make_inputs(fn, "rows_sum_to_one", **options)
-    for label, mask, causal, _ in cases(x):
-        _, w = run(fn, x, x.q, x.k, x.v, mask, causal)
+    for c in cases(x):
+        _, w = run(fn, x, c.q, c.k, x.v, c.mask, c.causal)
         expect(x, w.double().sum(dim=-1) - 1, x.tol,
-               "weights{at}.sum() is off by {err:.3g} > {tol:g}, " + label)
+               "weights{at}.sum() is off by {err:.3g} > {tol:g}, " + c.label)
     return passed(x)
 
 
 def check_mask_respected(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
     """A weight where attention is not allowed is 0; the index is ``(b, h, i, j)``."""
     x = make_inputs(fn, "mask_respected", **options)
-    for label, mask, causal, allowed in cases(x):
-        _, w = run(fn, x, x.q, x.k, x.v, mask, causal)
-        expect(x, w.masked_fill(allowed, 0.0), x.zero,
-               "weights{at} = {err:.3g} where masked, " + label)
+    for c in cases(x):
+        _, w = run(fn, x, c.q, c.k, x.v, c.mask, c.causal)
+        expect(x, w.masked_fill(c.allowed, 0.0), x.zero,
+               "weights{at} = {err:.3g} where masked, " + c.label)
     return passed(x)
+
+
+def sdpa(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool
+) -> Tensor:
+    """torch's SDPA. It refuses a mask with is_causal: fold the triangle in."""
+    if mask is not None and is_causal:
+        tril = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device)
+        tril = tril.tril()
+        is_causal = False
+        if mask.dtype == torch.bool:
+            mask = mask & tril
+        else:
+            mask = mask.masked_fill(~tril, -math.inf)
+    return F.scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
 
 
 def reference(
@@ -239,58 +315,73 @@ def reference(
     """torch's SDPA: the output, and the weights from V = I."""
     eye = torch.eye(k.shape[-2], dtype=q.dtype, device=q.device)
     eye = eye.expand(*k.shape[:-2], -1, -1)  # (B, h, n_k, n_k)
-    out = F.scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
-    w = F.scaled_dot_product_attention(q, k, eye, mask, is_causal=is_causal)
-    return out, w
+    return sdpa(q, k, v, mask, is_causal), sdpa(q, k, eye, mask, is_causal)
 
 
 def check_matches_reference(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
-    """Output and weights equal torch's SDPA; the index is ``(b, h, i, c)``."""
+    """Output and weights equal torch's SDPA; the index is ``(b, h, i, c)``.
+
+    Large scores are compared in float32 and float64 only: in 16-bit dtypes their
+    rounding alone moves a correct output by more than the tolerance.
+    """
     x = make_inputs(fn, "matches_reference", **options)
-    for label, mask, causal, _ in cases(x):
-        got = run(fn, x, x.q, x.k, x.v, mask, causal)
-        ref = reference(x.q, x.k, x.v, mask, causal)
+    for c in cases(x, large=x.q.dtype in (torch.float32, torch.float64)):
+        got = run(fn, x, c.q, c.k, x.v, c.mask, c.causal)
+        ref = reference(c.q, c.k, x.v, c.mask, c.causal)
         for what, a, b in zip(("out", "weights"), got, ref, strict=True):
-            expect(x, a.double() - b.double(), x.tol,
-                   what + "{at} differs from SDPA by {err:.3g} > {tol:g}, " + label)
+            expect(x, a.double() - b.double(), x.tol, what + "{at} differs from SDPA"
+                   " by {err:.3g} > {tol:.3g}, " + c.label, b)
     return passed(x)
 
 
 def check_gradients(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
-    """q, k and v get the gradients they get through SDPA; index ``(b, h, i, c)``."""
+    """q, k and v get the gradients they get through SDPA; index ``(b, h, i, c)``.
+
+    At large scores the gradients must only be finite: their rounding alone moves a
+    correct float32 gradient by more than the tolerance.
+    """
     x = make_inputs(fn, "gradients", **options)
-    q, k, v = (t.detach().requires_grad_() for t in (x.q, x.k, x.v))
-    g = torch.randn(B, H, q.shape[-2], D_V, generator=torch.Generator().manual_seed(1))
-    g = g.to(q)  # a random upstream gradient
-    for label, mask, causal, _ in cases(x):
-        out, _ = run(fn, x, q, k, v, mask, causal)
+    gen = torch.Generator().manual_seed(1)
+    g = torch.randn(B, H, x.q.shape[-2], D_V, generator=gen).to(x.q)  # 上游梯度
+    for c in cases(x):
+        q, k, v = (t.detach().requires_grad_() for t in (c.q, c.k, x.v))
+        out, _ = run(fn, x, q, k, v, c.mask, c.causal)
         got = grads(x, out, g, (q, k, v))
-        ref_out = F.scaled_dot_product_attention(q, k, v, mask, is_causal=causal)
+        ref_out = sdpa(q, k, v, c.mask, c.causal)
         ref = torch.autograd.grad((ref_out * g).sum(), (q, k, v))
         for what, a, b in zip(("dq", "dk", "dv"), got, ref, strict=True):
-            expect(x, a.double() - b.double(), x.tol,
-                   what + "{at} differs from SDPA by {err:.3g} > {tol:g}, " + label)
+            if c.large:
+                expect_finite(x, a, what + "{at} = {err}, " + c.label)
+                continue
+            expect(x, a.double() - b.double(), x.tol, what + "{at} differs from SDPA"
+                   " by {err:.3g} > {tol:.3g}, " + c.label, b)
     return passed(x)
 
 
 def check_causal(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
     """Changing tokens after t leaves outputs 0..t unchanged; index ``(b, h, i, c)``.
 
-    Asked both ways: ``is_causal=True``, and a lower-triangular bool mask.
+    Asked four ways: ``is_causal=True``; a lower-triangular ``(n, n_k)`` mask,
+    bool and float; a random bool mask with ``is_causal=True``.
     """
     x = make_inputs(fn, "causal", **options)
     g = torch.Generator().manual_seed(x.seed + 2)
-    for mask, causal in ((None, True), (x.tril.expand_as(x.mask), False)):
+    bias = torch.zeros(x.tril.shape).to(x.q).masked_fill(~x.tril, -math.inf)
+    asks = [("is_causal", None, True), ("bool tril", x.tril, False),
+            ("float tril", bias, False)]
+    if x.both:
+        asks.append(("bool mask + is_causal", x.mask, True))
+    for label, mask, causal in asks:
         out, _ = run(fn, x, x.q, x.k, x.v, mask, causal)
         for t in range(x.q.shape[-2]):
             q2, k2, v2 = (a.clone() for a in (x.q, x.k, x.v))
-            for a in (q2, k2, v2):  # random "future" tokens after t
+            for a in (q2, k2, v2):  # t 之后的“未来”词元换成随机值
                 future = a[..., t + 1:, :]
                 future.copy_(torch.randn(future.shape, generator=g))
             out2, _ = run(fn, x, q2, k2, v2, mask, causal)
             expect(x, out2[..., : t + 1, :] - out[..., : t + 1, :], x.tol,
                    "out{at} changed by {err:.3g} > {tol:g}; only tokens > "
-                   f"{t} changed")
+                   f"{t} changed, {label}")
     return passed(x)
 
 
@@ -301,35 +392,38 @@ def check_padding_invariance(
     x = make_inputs(fn, "padding_invariance", **options)
     n_k = x.k.shape[-2]
     real = torch.arange(n_k) < torch.tensor([[n_k], [(n_k + 1) // 2]])  # (B, n_k)
-    real = real.to(x.mask.device)
-    mask = real[:, None, None, :].expand_as(x.mask)  # (B, h, n, n_k)
+    keep = real[:, None, None, :].to(x.mask.device)  # (B, 1, 1, n_k)，靠广播
+    bias = torch.zeros(keep.shape).to(x.q).masked_fill(~keep, -math.inf)
     pad = ~real[:, None, :, None]  # (B, 1, n_k, 1)
     g = torch.Generator().manual_seed(x.seed + 3)
     k2, v2 = (torch.where(pad, 100 * torch.randn(a.shape, generator=g).to(a), a)
               for a in (x.k, x.v))
-    out, _ = run(fn, x, x.q, x.k, x.v, mask)
-    out2, _ = run(fn, x, x.q, k2, v2, mask)
-    expect(x, out2 - out, x.tol,
-           "out{at} changed by {err:.3g} > {tol:g}; only padding changed")
+    for label, mask in (("bool mask", keep), ("float mask", bias)):
+        out, _ = run(fn, x, x.q, x.k, x.v, mask)
+        out2, _ = run(fn, x, x.q, k2, v2, mask)
+        expect(x, out2 - out, x.tol,
+               "out{at} changed by {err:.3g} > {tol:g}; only padding changed, " + label)
     return passed(x)
 
 
 def check_fully_masked_rows(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
     """A query with no key gets 0 output, weights and dq; every gradient is finite."""
     x = make_inputs(fn, "fully_masked_rows", **options)
-    q, k, v = (t.detach().requires_grad_() for t in (x.q, x.k, x.v))
     mask = x.mask.clone()
-    mask[0, 0, 0] = mask[1, 1, -1] = False  # two fully masked rows
+    mask[0, 0, 0] = mask[1, 1, -1] = False  # 两行整行被掩蔽
     empty = ~mask.any(dim=-1, keepdim=True)  # (B, h, n, 1)
-    out, w = run(fn, x, q, k, v, mask)
-    g = torch.randn(out.shape, generator=torch.Generator().manual_seed(x.seed)).to(out)
-    dq, dk, dv = grads(x, out, g, (q, k, v))
-    for what, t in (("out", out), ("weights", w), ("dq", dq), ("dk", dk), ("dv", dv)):
-        bad = torch.where(torch.isfinite(t.detach()), 0.0, t.detach())  # NaN, inf
-        expect(x, bad, 0.0, what + "{at} = {err} with fully masked rows")
-    for what, t in (("out", out), ("weights", w), ("dq", dq)):
-        expect(x, t * empty, x.zero,
-               "|" + what + "{at}| = {err:.3g} in a fully masked row")
+    bias = x.bias.masked_fill(~mask, -math.inf)  # 同样的行，写成浮点掩码
+    for label, m in (("bool mask", mask), ("float mask", bias)):
+        q, k, v = (t.detach().requires_grad_() for t in (x.q, x.k, x.v))
+        out, w = run(fn, x, q, k, v, m)
+        g = torch.randn(out.shape, generator=torch.Generator().manual_seed(x.seed))
+        dq, dk, dv = grads(x, out, g.to(out), (q, k, v))
+        named = (("out", out), ("weights", w), ("dq", dq), ("dk", dk), ("dv", dv))
+        for what, t in named:
+            expect_finite(x, t, what + "{at} = {err} with fully masked rows, " + label)
+        for what, t in named[:3]:
+            expect(x, t * empty, x.zero,
+                   "|" + what + "{at}| = {err:.3g} in a fully masked row, " + label)
     return passed(x)
 
 
@@ -347,14 +441,14 @@ def check_all(
     A failing check does not stop the others. To fail loudly, use
     ``assert all(r.passed for r in check_all(fn))``.
     """
-    make_inputs(fn, "check_all", **options)  # bad arguments raise here
+    make_inputs(fn, "check_all", **options)  # 参数有错在这里抛出
     results = []
     for check in CHECKS:
         try:
             results.append(check(fn, **options))
         except CheckError as err:
             results.append(err.result)
-        except Exception as err:  # e.g. fn returned tensors on another device
+        except Exception as err:  # 例如 fn 返回了另一设备上的张量
             name = check.__name__.removeprefix("check_")
             message = f"{name}: check raised {type(err).__name__}: {err}"
             results.append(CheckResult(name, False, math.nan, None, message))
@@ -362,5 +456,5 @@ def check_all(
         for r in results:
             detail = "" if r.passed else r.message.split(": ", 1)[1]
             line = f"{r.name:<18} {'ok' if r.passed else 'FAIL':<4}  {detail}".rstrip()
-            print(line if len(line) <= 88 else line[:85] + "...")  # see r.message
+            print(line if len(line) <= 88 else line[:85] + "...")  # 全文见 r.message
     return results
