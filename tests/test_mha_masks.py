@@ -15,6 +15,7 @@ def test_to_mha_mask_inverts_bool() -> None:
     assert got.dtype == torch.bool
     assert torch.equal(got, ~allowed), "True = may attend must become True = may not"
     assert not torch.equal(got, allowed)
+    assert torch.equal(to_mha_mask(got), allowed), "its own inverse (moved from chapter 5)"
 
 
 def test_to_mha_mask_against_mha() -> None:

@@ -402,3 +402,37 @@ def test_from_torch_is_exact(dtype: torch.dtype) -> None:
 def test_from_torch_copies_training_mode(training: bool) -> None:
     mha = nn.MultiheadAttention(8, 2, batch_first=True).train(training)
     assert MultiHeadSelfAttention.from_torch(mha).training is training
+
+
+def test_split_heads_equals_per_head_loop_and_concat_needs_reshape() -> None:
+    """Moved from chapter 8.1 (docs/08-multihead.md, "逐步拆开"): the view + transpose split and
+    one batched call equal a loop in which head i uses column block i of each W; after the
+    transpose the heads are not contiguous, so the concat needs reshape, not view."""
+    from selfattn.functional import scaled_dot_product_attention
+
+    torch.manual_seed(0)
+    B, n, d_model, h = 2, 5, 12, 3
+    d_head = d_model // h
+    x = torch.randn(B, n, d_model)
+    w_q, w_k, w_v, w_o = (torch.randn(d_model, d_model) / d_model**0.5 for _ in range(4))
+
+    def split(t: torch.Tensor) -> torch.Tensor:
+        return t.view(B, n, h, d_head).transpose(1, 2)
+
+    heads, _ = scaled_dot_product_attention(split(x @ w_q), split(x @ w_k), split(x @ w_v))
+    out = heads.transpose(1, 2).reshape(B, n, d_model) @ w_o
+    per_head = []
+    for i in range(h):
+        cols = slice(i * d_head, (i + 1) * d_head)
+        qi, ki, vi = x @ w_q[:, cols], x @ w_k[:, cols], x @ w_v[:, cols]
+        per_head.append((qi @ ki.transpose(-2, -1) / d_head**0.5).softmax(dim=-1) @ vi)
+    assert torch.allclose(out, torch.cat(per_head, dim=-1) @ w_o, atol=1e-6)
+    assert not heads.transpose(1, 2).is_contiguous()
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        heads.transpose(1, 2).view(B, n, d_model)
+
+
+def test_parameter_count_without_bias_is_4_d_squared() -> None:
+    """Moved from chapter 8.1's parameter section."""
+    d = 512
+    assert sum(p.numel() for p in MultiHeadSelfAttention(d, 8, bias=False).parameters()) == 4 * d * d
