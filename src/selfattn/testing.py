@@ -3,7 +3,7 @@
 # Edit the chapter(s) above and run `make tangle`; CI fails if this file drifts.
 
 
-# --- docs/index.md § 书中怎样展示一个报错 ---
+# --- docs/index.md § `raises`：书中怎样展示一个报错 ---
 """``raises``: assert that a block fails with a clear message, and show the message."""
 
 from __future__ import annotations
