@@ -14,7 +14,7 @@ Arguments shared with the modules built on it:
 - ``scale``: multiplies q @ kᵀ; 1 / sqrt(d_k) when None.
 
 A query row with no finite score (bool mask, float -inf, both, with or without
-``is_causal``) gets zero weights and a zero output, passes back no gradient and
+``is_causal``) gets zero weights and a zero output, contributes no gradient and
 makes no gradient NaN, in float32, float64, float16 and bfloat16.
 """
 
