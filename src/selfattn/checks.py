@@ -4,7 +4,7 @@
 
 
 # --- docs/06-checks-source.md § 6.9 附：检查器的完整代码 ---
-"""Reusable checks for any attention function: point them at your own code.
+"""Reusable checks for an attention function that follows the contract below.
 
 The function under test is called like ``selfattn.functional.
 scaled_dot_product_attention``: ``fn(q, k, v, mask)`` and ``fn(q, k, v, mask,
