@@ -1,0 +1,138 @@
+"""selfattn.plot: the drawing helper of every figure in the book (chapter 3)."""
+
+import matplotlib
+import pytest
+import torch
+from matplotlib.colors import to_rgb
+
+from selfattn import plot
+
+matplotlib.use("Agg")
+
+TOKENS = ["cat", "drank", "milk", ",", "it", "slept"]
+
+
+def cell_texts(ax):
+    """The annotations of a heatmap, row by row: (text, color as RGB)."""
+    return [(t.get_text(), to_rgb(t.get_color())) for t in ax.texts]
+
+
+def test_labels_on_both_axes_queries_down_keys_across():
+    fig, ax = plot.figure()
+    plot.heatmap(torch.eye(6)[:, :5], TOKENS, TOKENS[:5], ax=ax)
+    assert [t.get_text() for t in ax.get_yticklabels()] == TOKENS
+    assert [t.get_text() for t in ax.get_xticklabels()] == TOKENS[:5]
+    assert ax.xaxis.get_ticks_position() == "top"
+    # m[i, j] is drawn in row i (y = i) and column j (x = j): row 2 holds the one 1.
+    texts = [t for t in ax.texts if t.get_text() == "1.00"]
+    assert [(t.get_position()) for t in texts] == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4)]
+
+
+@pytest.mark.parametrize(("kind", "m", "cmap", "lims"), [
+    ("weights", torch.tensor([[0.1, 0.9], [0.5, 0.5]]), plot.WEIGHTS_CMAP, (0.0, 1.0)),
+    ("scores", torch.tensor([[-3.0, 1.0], [2.0, 0.0]]), plot.SCORES_CMAP, (-3.0, 3.0)),
+    ("scores", torch.zeros(2, 2), plot.SCORES_CMAP, (-1.0, 1.0)),
+])
+def test_value_range_and_colormap_per_kind(kind, m, cmap, lims):
+    fig, ax = plot.figure()
+    im = plot.heatmap(m, ["a", "b"], ["c", "d"], ax=ax, kind=kind)
+    assert im.cmap.name == cmap
+    assert im.get_clim() == lims  # weights: always 0..1; scores: centred at 0
+
+
+def test_mask_two_colors_and_crosses_on_masked_cells():
+    fig, ax = plot.figure()
+    mask = torch.tensor([[True, False], [True, True]])
+    im = plot.heatmap(mask, ["a", "b"], ["a", "b"], ax=ax, kind="mask")
+    assert [to_rgb(im.cmap(v)) for v in (0.0, 1.0)] == [to_rgb(c) for c in plot.MASK_COLORS]
+    assert [t.get_text() for t in ax.texts] == ["", "×", "", ""]
+
+
+def test_annotation_black_on_light_cells_white_on_dark():
+    fig, ax = plot.figure()
+    # viridis: 0 is dark purple, 1 is light yellow; RdBu_r: 0 is white, ±lim saturated.
+    plot.heatmap(torch.tensor([[0.0, 1.0]]), ["q"], ["a", "b"], ax=ax)
+    assert cell_texts(ax) == [("0.00", (1.0, 1.0, 1.0)), ("1.00", (0.0, 0.0, 0.0))]
+    fig, ax = plot.figure()
+    plot.heatmap(torch.tensor([[0.0, -5.0]]), ["q"], ["a", "b"], ax=ax, kind="scores", fmt=".1f")
+    assert cell_texts(ax) == [("0.0", (0.0, 0.0, 0.0)), ("-5.0", (1.0, 1.0, 1.0))]
+
+
+def test_text_color_follows_luminance():
+    assert plot.luminance((1.0, 1.0, 1.0)) == pytest.approx(1.0)
+    assert plot.luminance((0.0, 0.0, 0.0)) == 0.0
+    assert plot.text_color((1.0, 1.0, 0.0)) == "black"  # yellow is light
+    assert plot.text_color((0.0, 0.0, 1.0)) == "white"  # blue is dark
+
+
+def contrast(a, b):
+    la, lb = sorted((plot.luminance(to_rgb(a)), plot.luminance(to_rgb(b))), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+@pytest.mark.parametrize("color", plot.HEAD_COLORS)
+def test_head_colors_legible_on_light_and_dark_pages(color):
+    # Material's light page is white, its dark ("slate") page #1e2129; 3:1 is WCAG's bar for graphics.
+    assert contrast(color, "#ffffff") >= 3, color
+    assert contrast(color, "#1e2129") >= 3, color
+
+
+def test_ink_is_the_text_and_axis_color():
+    fig, ax = plot.figure()
+    ax.set_xlabel("keys")
+    assert to_rgb(ax.xaxis.label.get_color()) == to_rgb(plot.INK)
+    assert to_rgb(ax.spines["left"].get_edgecolor()) == to_rgb(plot.INK)
+    assert fig.get_facecolor()[3] == 0  # transparent: the page shows through
+
+
+@pytest.mark.parametrize(("m", "rows", "cols", "error", "words"), [
+    (torch.rand(3, 4), "abc", "abc", ValueError, ["(len(rows), len(cols)) = (3, 3)", "(3, 4)"]),
+    (torch.rand(2, 3, 3), "abc", "abc", ValueError, ["(3, 3)", "(2, 3, 3)"]),
+    ([[0.5]], "a", "a", TypeError, ["torch.Tensor", "list"]),
+    (torch.ones(1, 1, dtype=torch.bool), "a", "a", TypeError, ["kind='weights'", "torch.bool"]),
+    (torch.tensor([[1.5]]), "a", "a", ValueError, ["[0, 1]", "1.5", "kind='scores'"]),
+])
+def test_bad_input_raises_a_clear_error(m, rows, cols, error, words):
+    fig, ax = plot.figure()
+    with pytest.raises(error) as info:
+        plot.heatmap(m, list(rows), list(cols), ax=ax)
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_mask_kind_needs_bool_and_kind_is_checked():
+    fig, ax = plot.figure()
+    with pytest.raises(TypeError, match="kind='mask' needs m of torch.bool, got torch.float32"):
+        plot.heatmap(torch.ones(1, 1), ["a"], ["a"], ax=ax, kind="mask")
+    with pytest.raises(ValueError, match="kind must be 'weights', 'scores' or 'mask', got 'weight'"):
+        plot.heatmap(torch.ones(1, 1), ["a"], ["a"], ax=ax, kind="weight")
+
+
+def test_figure_fits_the_text_column():
+    fig, axes = plot.figure(1, 3, size=(7, 2))
+    assert len(axes) == 3 and tuple(fig.get_size_inches()) == (7, 2)
+    with pytest.raises(ValueError, match="0 < width <= 7.0"):
+        plot.figure(size=(8, 3))
+
+
+def test_box_draws_the_tensor_shape_and_arrow_joins_boxes():
+    fig, ax = plot.figure()
+    x = plot.box(ax, (6, 4), (0, 0), "X", cell=0.5)
+    s = plot.box(ax, (6, 6), (4, 0), "S", cell=0.5)
+    assert (x.x1 - x.x0, x.y1 - x.y0) == (2.0, 3.0)  # 4 columns, 6 rows of 0.5
+    assert s.x1 - s.x0 == 3.0  # a wider tensor is drawn wider
+    assert len(ax.patches) == 6 * 4 + 6 * 6
+    assert [t.get_text() for t in ax.texts] == ["X\n(6×4)", "S\n(6×6)"]
+    plot.arrow(ax, x.right, s.left, label="W")
+    assert len(ax.patches) == 6 * 4 + 6 * 6 + 1 and ax.texts[-1].get_text() == "W"
+    with pytest.raises(ValueError, match="at least 2 dims, got \\(4,\\)"):
+        plot.box(ax, (4,), (0, 0), "v")
+
+
+def test_import_selfattn_does_not_import_matplotlib():
+    import subprocess
+    import sys
+
+    code = "import sys, selfattn, selfattn.plot; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
