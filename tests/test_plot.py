@@ -58,15 +58,23 @@ def test_annotation_black_on_light_cells_white_on_dark():
     assert cell_texts(ax) == [("0.0", (0.0, 0.0, 0.0)), ("-5.0", (1.0, 1.0, 1.0))]
 
 
+def luminance(rgb):
+    """WCAG 2 relative luminance, computed here independently of plot.text_color."""
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
 def test_text_color_follows_luminance():
-    assert plot.luminance((1.0, 1.0, 1.0)) == pytest.approx(1.0)
-    assert plot.luminance((0.0, 0.0, 0.0)) == 0.0
+    assert plot.text_color((1.0, 1.0, 1.0)) == "black"
+    assert plot.text_color((0.0, 0.0, 0.0)) == "white"
+    assert plot.text_color((0.5, 0.5, 0.5)) == "black"  # luminance 0.21 > 0.179
+    assert plot.text_color((0.4, 0.4, 0.4)) == "white"  # luminance 0.13
     assert plot.text_color((1.0, 1.0, 0.0)) == "black"  # yellow is light
     assert plot.text_color((0.0, 0.0, 1.0)) == "white"  # blue is dark
 
 
 def contrast(a, b):
-    la, lb = sorted((plot.luminance(to_rgb(a)), plot.luminance(to_rgb(b))), reverse=True)
+    la, lb = sorted((luminance(to_rgb(a)), luminance(to_rgb(b))), reverse=True)
     return (la + 0.05) / (lb + 0.05)
 
 
@@ -111,7 +119,7 @@ def test_mask_kind_needs_bool_and_kind_is_checked():
 def test_figure_fits_the_text_column():
     fig, axes = plot.figure(1, 3, size=(7, 2))
     assert len(axes) == 3 and tuple(fig.get_size_inches()) == (7, 2)
-    with pytest.raises(ValueError, match="0 < width <= 7.0"):
+    with pytest.raises(ValueError, match="0 < width <= 7 "):
         plot.figure(size=(8, 3))
 
 
@@ -119,12 +127,15 @@ def test_box_draws_the_tensor_shape_and_arrow_joins_boxes():
     fig, ax = plot.figure()
     x = plot.box(ax, (6, 4), (0, 0), "X", cell=0.5)
     s = plot.box(ax, (6, 6), (4, 0), "S", cell=0.5)
-    assert (x.x1 - x.x0, x.y1 - x.y0) == (2.0, 3.0)  # 4 columns, 6 rows of 0.5
-    assert s.x1 - s.x0 == 3.0  # a wider tensor is drawn wider
+    assert x == (0, -1.5, 2.0, 1.5)  # 4 columns, 6 rows of 0.5, left edge centred at (0, 0)
+    assert s[2] - s[0] == 3.0  # a wider tensor is drawn wider
     assert len(ax.patches) == 6 * 4 + 6 * 6
     assert [t.get_text() for t in ax.texts] == ["X\n(6×4)", "S\n(6×6)"]
-    plot.arrow(ax, x.right, s.left, label="W")
+    plot.arrow(ax, x, s, label="W")
     assert len(ax.patches) == 6 * 4 + 6 * 6 + 1 and ax.texts[-1].get_text() == "W"
+    assert ax.patches[-1]._posA_posB == [(2.0, 0.0), (4, 0.0)]  # right middle -> left middle
+    plot.arrow(ax, (1, 2), s)  # a point works as well
+    assert ax.patches[-1]._posA_posB == [(1, 2.0), (4, 0.0)]
     with pytest.raises(ValueError, match="at least 2 dims, got \\(4,\\)"):
         plot.box(ax, (4,), (0, 0), "v")
 

@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
 LABS = sorted((ROOT / "docs" / "labs").glob("*.py"))
 EXPECTED = re.compile(r"^\s*<!--\s*pytest-codeblocks:\s*expected-output\s*-->\s*$")
+# A figure block's caption and alt lines (FIGURES.md) are removed from the code the reader sees.
+FIGURE_WORDS = re.compile(r"^\s*#\|\s*(?:caption|alt):")
 
 
 def book_code_lines(text: str) -> list[tuple[int, str, str]]:
@@ -35,7 +37,11 @@ def book_code_lines(text: str) -> list[tuple[int, str, str]]:
         expected = k >= 0 and bool(EXPECTED.match(lines[k]))
         if (fence.char == "`" and fence.info == "python") or expected:
             kind = "output" if expected else "python"
-            found += [(fence.start + 2 + i, kind, line) for i, line in enumerate(fence.body)]
+            found += [
+                (fence.start + 2 + i, kind, line)
+                for i, line in enumerate(fence.body)
+                if not (kind == "python" and FIGURE_WORDS.match(line))
+            ]
     return found
 
 
@@ -80,6 +86,8 @@ def test_the_detector_finds_wide_lines_in_code_output_and_admonitions() -> None:
     found = too_wide(text)
     assert [f.split(" (")[0] for f in found] == ["line 5", "line 11", "line 17"], found
     assert "output, 90 columns" in found[1]
+    figure = f"```python\n#| figure: 3.1\n#| caption: {code_wide}\n#| alt: {code_wide}\n#| other: {code_wide}\n```\n"
+    assert [f.split(" (")[0] for f in too_wide(figure)] == ["line 5"]  # caption and alt are not shown
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])

@@ -4,19 +4,14 @@
 
 
 # --- docs/03-qkv-formula.md § 3.7 本章的图从哪里来 ---
-"""Figures of the book: one style, two color maps, a labelled heatmap.
+"""The book's figures: one style, two color maps, labeled grids, arrows.
 
-Every figure of the book is drawn by these few functions, so all of them look
-alike: text in ``INK``, a transparent background, the sequential map
-``WEIGHTS_CMAP`` for attention weights and the diverging map ``SCORES_CMAP``
-for scores. matplotlib is imported inside the functions: ``import selfattn``
-never needs it (``pip install selfattn[plot]`` adds it).
-"""
+matplotlib is imported inside the functions: ``import selfattn`` needs none."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
@@ -26,166 +21,105 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.image import AxesImage
 
-INK = "#202124"  # 文字与坐标轴的颜色；构建时换成 currentColor，随页面的明暗配色变化
-WEIGHTS_CMAP = "viridis"  # 注意力权重（0..1）：唯一的顺序色图，越亮权重越大
-SCORES_CMAP = "RdBu_r"  # 得分：唯一的发散色图，0 为白色，负蓝正红
+INK = "#202124"  # 文字与坐标轴；构建时换成 currentColor
+WEIGHTS_CMAP = "viridis"  # 权重（0..1）：越亮越大
+SCORES_CMAP = "RdBu_r"  # 得分：0 为白色，负蓝正红
 MASK_COLORS = ("#9aa0a6", "#35b779")  # 掩码：(被掩蔽, 可以关注)
 HEAD_COLORS = ("#1a73e8", "#e8710a", "#12a37f", "#d93f87", "#9661d8", "#8d8d00")
-MAX_WIDTH = 7.0  # 英寸：正文栏的宽度
 
 
 def figure(nrows: int = 1, ncols: int = 1, *,
            size: tuple[float, float] = (6.0, 3.0)) -> tuple[Figure, Any]:
-    """A figure in the book's style and its axes.
-
-    Args:
-        nrows, ncols: The grid of axes.
-        size: (width, height) in inches; the width is at most ``MAX_WIDTH``.
-
-    Returns:
-        ``(fig, ax)``: one ``Axes`` for a 1×1 grid, else an array of them.
-    """
+    """A figure in the book's style and its axes; ``size`` in inches, width <= 7."""
     import matplotlib
     from cycler import cycler
     from matplotlib.figure import Figure
 
-    w, h = size
-    if not (0 < w <= MAX_WIDTH and 0 < h):
-        raise ValueError(f"figure: size must be (width, height) with 0 < width <= "
-                         f"{MAX_WIDTH} and height > 0 inches, got {size}")
+    if not (0 < size[0] <= 7 and size[1] > 0):
+        raise ValueError(f"figure: size must be (width, height) inches with "
+                         f"0 < width <= 7 and height > 0, got {size}")
     matplotlib.rcParams.update({
-        "font.size": 9,
+        "font.size": 9, "axes.titlesize": 9,
         "font.family": ["DejaVu Sans", "WenQuanYi Micro Hei", "sans-serif"],
         "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
-        "xtick.color": INK, "ytick.color": INK,
-        "axes.titlesize": 9, "axes.titlecolor": INK,
+        "axes.titlecolor": INK, "xtick.color": INK, "ytick.color": INK,
+        "patch.edgecolor": INK,
         "axes.spines.top": False, "axes.spines.right": False,
         "axes.prop_cycle": cycler(color=list(HEAD_COLORS)),
-        "figure.facecolor": "none", "axes.facecolor": "none",
-        "savefig.facecolor": "none", "legend.frameon": False,
+        "figure.facecolor": "none", "axes.facecolor": "none", "legend.frameon": False,
     })
     fig = Figure(figsize=size, layout="constrained")
     return fig, fig.subplots(nrows, ncols)
 
 
-def luminance(rgb: Sequence[float]) -> float:
-    """The relative luminance (WCAG 2) of an RGB color with channels in 0..1."""
+def text_color(rgb: Sequence[float]) -> str:
+    """Black or white, whichever stands out more on a cell of color ``rgb``."""
     lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
            for c in rgb[:3]]
-    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
-
-
-def text_color(rgb: Sequence[float]) -> str:
-    """Black or white, whichever contrasts more with a cell of color ``rgb``."""
-    return "black" if luminance(rgb) > 0.179 else "white"
+    luminance = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]  # WCAG 2
+    return "black" if luminance > 0.179 else "white"
 
 
 def heatmap(m: Tensor, rows: Sequence[str], cols: Sequence[str], *, ax: Axes,
             kind: str = "weights", annotate: bool = True, fmt: str = ".2f",
             title: str | None = None) -> AxesImage:
-    """Draw a matrix as a grid: queries down the side, keys along the top.
+    """Draw ``m`` as a grid, rows (queries) down, cols (keys) on top.
 
-    Args:
-        m: The matrix; ``m[i, j]`` is drawn in row ``i`` and column ``j``.
-        rows, cols: The labels of the rows (queries) and columns (keys).
-        ax: The axes to draw into.
-        kind: ``"weights"`` (float in 0..1, ``WEIGHTS_CMAP``), ``"scores"``
-            (float, ``SCORES_CMAP`` centred at 0) or ``"mask"`` (bool,
-            True = may attend; masked cells are grey and marked ×).
-        annotate: Write each value in its cell, in black or white.
-        fmt: The format of the values written in the cells.
-        title: A title above the grid.
+    ``kind``: ``"weights"`` (0..1, ``WEIGHTS_CMAP``), ``"scores"`` (``SCORES_CMAP``
+    centered at 0) or ``"mask"`` (bool, True = may attend; masked: gray, ×).
+    ``annotate`` writes the values (``fmt``) in black or white.
 
     Shape:
-        m: ``(len(rows), len(cols))``.
-
-    Returns:
-        The image, e.g. for ``fig.colorbar``.
+        m: ``(len(rows), len(cols))``
     """
     from matplotlib.colors import Colormap, ListedColormap, Normalize
 
     if not isinstance(m, Tensor):
         raise TypeError(f"heatmap: m must be a torch.Tensor, got {type(m).__name__}")
     want = (len(rows), len(cols))
-    if m.dim() != 2 or tuple(m.shape) != want:
+    if tuple(m.shape) != want:
         raise ValueError(f"heatmap: m must have shape (len(rows), len(cols)) = "
                          f"{want}, got {tuple(m.shape)}")
     if kind not in ("weights", "scores", "mask"):
         raise ValueError(f"heatmap: kind must be 'weights', 'scores' or 'mask', "
                          f"got {kind!r}")
     if (kind == "mask") != (m.dtype == torch.bool):
-        want_dtype = "torch.bool" if kind == "mask" else "a floating dtype"
-        raise TypeError(f"heatmap: kind={kind!r} needs m of {want_dtype}, "
-                        f"got {m.dtype}")
-    values = m.detach().to("cpu", torch.float64)
-    if kind == "weights" and not bool(((values >= -1e-6) & (values <= 1 + 1e-6)).all()):
-        raise ValueError("heatmap: kind='weights' needs values in [0, 1], got "
-                         f"[{values.min().item():.3g}, {values.max().item():.3g}]"
-                         "; draw scores with kind='scores'")
-    cmap: str | Colormap
+        need = "torch.bool" if kind == "mask" else "a float dtype"
+        raise TypeError(f"heatmap: kind={kind!r} needs m of {need}, got {m.dtype}")
+    vals = m.detach().to("cpu", torch.float64)
+    lo, hi = vals.min().item(), vals.max().item()
+    if kind == "weights" and (lo < -1e-6 or hi > 1 + 1e-6):
+        raise ValueError(f"heatmap: kind='weights' needs values in [0, 1], got "
+                         f"[{lo:.3g}, {hi:.3g}]; draw scores with kind='scores'")
+    cmap: str | Colormap = WEIGHTS_CMAP
+    norm = Normalize(0.0, 1.0)
     if kind == "scores":
-        lim = values.abs().max().item() or 1.0
-        norm, cmap = Normalize(-lim, lim), SCORES_CMAP
-    else:
-        norm = Normalize(0.0, 1.0)
-        cmap = ListedColormap(list(MASK_COLORS)) if kind == "mask" else WEIGHTS_CMAP
-    im = ax.imshow(values.tolist(), cmap=cmap, norm=norm)
-    ax.set_xticks(range(len(cols)), labels=list(cols))
+        lim = max(-lo, hi) or 1.0
+        cmap, norm = SCORES_CMAP, Normalize(-lim, lim)
+    elif kind == "mask":
+        cmap = ListedColormap(list(MASK_COLORS))
+    im = ax.imshow(vals.tolist(), cmap=cmap, norm=norm)
+    # 标签宽于 4 列（汉字算 2）：竖排
+    wide = max(len(c) + sum(ord(ch) > 0x2E80 for ch in c) for c in cols) > 4
+    ax.set_xticks(range(len(cols)), labels=list(cols), rotation=90 if wide else 0)
     ax.set_yticks(range(len(rows)), labels=list(rows))
     ax.xaxis.tick_top()
     ax.tick_params(length=0)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
+    ax.spines[:].set_visible(False)
     if title is not None:
         ax.set_title(title)
-    if annotate:
-        for i, row in enumerate(values.tolist()):
-            for j, v in enumerate(row):
-                if kind == "mask":
-                    text = "" if v else "×"
-                else:
-                    text = format(v, fmt)
-                color = text_color(im.cmap(norm(v)))
-                ax.text(j, i, text, ha="center", va="center", color=color,
-                        fontsize=8)
+    for i, row in enumerate(vals.tolist() if annotate else []):
+        for j, v in enumerate(row):
+            text = ("" if v else "×") if kind == "mask" else format(v, fmt)
+            ax.text(j, i, text, ha="center", va="center", fontsize=8,
+                    color=text_color(im.cmap(norm(v))))
     return im
 
 
-class Box(NamedTuple):
-    """Where a drawn tensor lies (data coordinates): left, bottom, right, top."""
-
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-
-    @property
-    def left(self) -> tuple[float, float]:
-        return self.x0, (self.y0 + self.y1) / 2
-
-    @property
-    def right(self) -> tuple[float, float]:
-        return self.x1, (self.y0 + self.y1) / 2
-
-
 def box(ax: Axes, shape: Sequence[int], xy: tuple[float, float], label: str, *,
-        color: str = HEAD_COLORS[0], cell: float = 0.25) -> Box:
-    """Draw a tensor of a given shape as a grid of cells, labelled below.
-
-    The grid has ``shape[-2]`` rows and ``shape[-1]`` columns of square cells,
-    so a tensor twice as wide is drawn twice as wide.
-
-    Args:
-        ax: The axes (``box`` turns its frame off and makes units square).
-        shape: The tensor's shape, e.g. ``tuple(q.shape)``; at least 2-D.
-        xy: The centre of the grid's left edge.
-        label: The text under the grid; the shape ``(n×d)`` is added to it.
-        color: The color of the cells.
-        cell: The side of one cell in data units.
-
-    Returns:
-        The grid's extent, for arrows (``arrow(ax, a.right, b.left)``).
-    """
+        color: str = HEAD_COLORS[0], cell: float = 0.25) -> tuple[float, ...]:
+    """Draw a tensor as ``shape[-2]`` × ``shape[-1]`` cells, its left edge centered
+    at ``xy``, with ``label`` and the shape below. Returns (x0, y0, x1, y1)."""
     from matplotlib.patches import Rectangle
 
     if len(shape) < 2:
@@ -195,24 +129,25 @@ def box(ax: Axes, shape: Sequence[int], xy: tuple[float, float], label: str, *,
     for i in range(r):
         for j in range(c):
             ax.add_patch(Rectangle((x0 + j * cell, y0 + i * cell), cell, cell,
-                                   facecolor=color, edgecolor="white",
-                                   linewidth=0.5, alpha=0.85))
+                                   facecolor=color, edgecolor="white", lw=0.5))
     dims = "×".join(str(s) for s in shape)
-    ax.text(x0 + c * cell / 2, y0 - 0.15, f"{label}\n({dims})", ha="center",
-            va="top")
+    ax.text(x0 + c * cell / 2, y0 - 0.1, f"{label}\n({dims})", ha="center", va="top")
     ax.set_aspect("equal")
     ax.set_axis_off()
     ax.autoscale_view()
-    return Box(x0, y0, x0 + c * cell, y0 + r * cell)
+    return x0, y0, x0 + c * cell, y0 + r * cell
 
 
-def arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], *,
-          label: str | None = None) -> None:
-    """Draw an arrow in ``INK`` from ``start`` to ``end``, labelled at its middle."""
+def arrow(ax: Axes, a: Sequence[float], b: Sequence[float], *,
+          label: str | None = None, width: float = 1.0) -> None:
+    """An arrow in ``INK`` from a point (x, y) or the right side of a box
+    (x0, y0, x1, y1) to a point or the left side of a box, labeled at its middle."""
     from matplotlib.patches import FancyArrowPatch
 
+    start = (a[-2], (a[1] + a[-1]) / 2)  # 点 (x, y) 或方框的右边中点
+    end = (b[0], (b[1] + b[-1]) / 2)  # 点 (x, y) 或方框的左边中点
     ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10,
-                                 color=INK, shrinkA=3, shrinkB=3, linewidth=1))
+                                 color=INK, shrinkA=3, shrinkB=3, lw=width))
     if label is not None:
         mid = ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2)
         ax.text(*mid, label, ha="center", va="bottom")
