@@ -54,7 +54,7 @@ def test_gradients_match_autograd_in_float64():
         out = chunked_attention(q, k, v, block_q=3, block_k=4, **kw)
         mine = torch.autograd.grad(out, x, g)
         ref = torch.autograd.grad(explicit(q, k, v, **kw)[0], x, g)
-        err = max((a - b).abs().max().item() for a, b in zip(mine, ref))
+        err = max((a - b).abs().max().item() for a, b in zip(mine, ref, strict=True))
         assert err < 1e-10, (kw.keys(), err)
     assert mine[0][:, 2].abs().max().item() == 0.0  # the fully masked query
 
@@ -79,9 +79,9 @@ def test_online_softmax_gives_the_log_sum_exp():
     f64 = torch.float64
     s = torch.randn(10, dtype=f64) * 3  # (n_k,): one query's scores for 10 keys
     m = torch.tensor(float("-inf"), dtype=f64)
-    l = torch.tensor(0.0, dtype=f64)
+    total = torch.tensor(0.0, dtype=f64)  # the page's running sum l
     for j in range(0, 10, 4):
         m_new = torch.maximum(m, s[j : j + 4].max())
-        l = torch.exp(m - m_new) * l + torch.exp(s[j : j + 4] - m_new).sum()
+        total = torch.exp(m - m_new) * total + torch.exp(s[j : j + 4] - m_new).sum()
         m = m_new
-    assert torch.isclose(m + l.log(), torch.logsumexp(s, dim=0)), "m + log l = lse"
+    assert torch.isclose(m + total.log(), torch.logsumexp(s, dim=0)), "m + log l = lse"
