@@ -579,22 +579,3 @@ def test_blind_spots_stated_in_chapter_6() -> None:
     assert not failed(hides_nan)
     assert not hides_nan(q.fill_(math.nan), k, v)[0].isnan().any()
 
-
-def test_gradcheck_needs_float64() -> None:  # chapter 6.4, the collapsed note
-    import warnings
-
-    from torch.autograd import gradcheck
-
-    from selfattn.masks import causal_mask
-
-    torch.manual_seed(0)
-    q, k, v = (torch.randn(2, 4, 3, requires_grad=True) for _ in range(3))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the inputs are not float64
-        ok32 = gradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v),
-                         (q, k, v), raise_exception=False)
-    assert not ok32  # a correct function "fails": the finite differences are wrong
-
-    attn = SelfAttention(d_model=4, d_k=3, d_v=2).double()
-    x = torch.randn(2, 4, 4, dtype=torch.float64, requires_grad=True)
-    assert gradcheck(lambda x: attn(x, causal_mask(4))[0], (x,))

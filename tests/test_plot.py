@@ -147,3 +147,20 @@ def test_import_selfattn_does_not_import_matplotlib():
     code = "import sys, selfattn, selfattn.plot; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_nan_cell_is_empty_and_marked_in_ink():
+    fig, ax = plot.figure()
+    w = torch.tensor([[0.25, 0.75], [float("nan"), float("nan")]])  # row 1: fully masked
+    im = plot.heatmap(w, ["a", "b"], ["c", "d"], ax=ax)
+    assert im.get_clim() == (0.0, 1.0)
+    assert [t.get_text() for t in ax.texts] == ["0.25", "0.75", "NaN", "NaN"]
+    assert to_rgb(ax.texts[2].get_color()) == to_rgb(plot.INK)
+    assert im.cmap(float("nan"))[3] == 0  # transparent: the page shows through
+    fig, ax = plot.figure()
+    im = plot.heatmap(torch.tensor([[float("nan"), -2.0]]), ["q"], ["a", "b"], ax=ax,
+                      kind="scores")
+    assert im.get_clim() == (-2.0, 2.0)  # the range ignores NaN
+    fig, ax = plot.figure()
+    im = plot.heatmap(torch.full((1, 1), float("nan")), ["q"], ["a"], ax=ax, kind="scores")
+    assert im.get_clim() == (-1.0, 1.0)

@@ -67,7 +67,8 @@ def heatmap(m: Tensor, rows: Sequence[str], cols: Sequence[str], *, ax: Axes,
 
     ``kind``: ``"weights"`` (0..1, ``WEIGHTS_CMAP``), ``"scores"`` (``SCORES_CMAP``
     centered at 0) or ``"mask"`` (bool, True = may attend; masked: gray, ×).
-    ``annotate`` writes the values (``fmt``) in black or white.
+    ``annotate`` writes the values (``fmt``) in black or white; NaN (as in a
+    fully masked row) leaves the cell empty, marked NaN.
 
     Shape:
         m: ``(len(rows), len(cols))``
@@ -87,7 +88,8 @@ def heatmap(m: Tensor, rows: Sequence[str], cols: Sequence[str], *, ax: Axes,
         need = "torch.bool" if kind == "mask" else "a float dtype"
         raise TypeError(f"heatmap: kind={kind!r} needs m of {need}, got {m.dtype}")
     vals = m.detach().to("cpu", torch.float64)
-    lo, hi = vals.min().item(), vals.max().item()
+    seen = vals[~vals.isnan()]  # NaN（如整行被掩蔽）：空格子，写 NaN
+    lo, hi = (seen.min().item(), seen.max().item()) if seen.numel() else (0, 0)
     if kind == "weights" and (lo < -1e-6 or hi > 1 + 1e-6):
         raise ValueError(f"heatmap: kind='weights' needs values in [0, 1], got "
                          f"[{lo:.3g}, {hi:.3g}]; draw scores with kind='scores'")
@@ -111,8 +113,9 @@ def heatmap(m: Tensor, rows: Sequence[str], cols: Sequence[str], *, ax: Axes,
     for i, row in enumerate(vals.tolist() if annotate else []):
         for j, v in enumerate(row):
             text = ("" if v else "×") if kind == "mask" else format(v, fmt)
-            ax.text(j, i, text, ha="center", va="center", fontsize=8,
-                    color=text_color(im.cmap(norm(v))))
+            nan = v != v  # NaN 用页面的文字色
+            ax.text(j, i, "NaN" if nan else text, ha="center", va="center",
+                    fontsize=8, color=INK if nan else text_color(im.cmap(norm(v))))
     return im
 
 
