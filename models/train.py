@@ -88,8 +88,14 @@ def train_edition(lang: str) -> dict[str, Any]:
     model = CharLM(**config)
     opt = make_optimizer(model, c["lr"], c["weight_decay"])
     t0 = time.perf_counter()
-    losses = train(model, train_data, c["steps"], batch_size=c["batch_size"], lr=c["lr"],
-                   warmup=c["warmup"], seed=c["seed"], opt=opt, clip=c["clip"])
+    losses: list[float] = []
+    for start in range(0, c["steps"], 100):  # 100 steps at a time, to print progress
+        n = min(100, c["steps"] - start)
+        losses += train(model, train_data, n, batch_size=c["batch_size"], lr=c["lr"],
+                        warmup=c["warmup"], start=start, total=c["steps"],
+                        seed=c["seed"] + start, opt=opt, clip=c["clip"])
+        print(f"{lang}: step {start + n}/{c['steps']}, loss {losses[-1]:.3f}, "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)
     seconds = time.perf_counter() - t0
     unigram, bigram = baselines(train_data, val_data, len(vocab.chars))
     g = torch.Generator().manual_seed(SAMPLE["seed"])
