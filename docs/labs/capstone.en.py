@@ -37,7 +37,9 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from selfattn.charlm import baselines, evaluate, load, load_corpus, make_optimizer, train
+from selfattn.charlm import (
+    baselines, evaluate, load, load_corpus, make_optimizer, train,
+)
 from selfattn.model import CharLM, generate
 from selfattn.multihead import MultiHeadSelfAttention
 
@@ -145,7 +147,8 @@ sample = big_vocab.decode(out[0])
 print(sample)
 known = set(words((root / "docs/labs/data/book.en.txt").read_text(encoding="utf-8")))
 ws = words(sample[len(prompt) :])
-print(f"{len(ws)} words, {sum(w in known for w in ws) / len(ws):.0%} occur in the corpus")
+share = sum(w in known for w in ws) / len(ws)
+print(f"{len(ws)} words, {share:.0%} of them occur in the corpus")
 
 # %% [markdown]
 # ## 3. The attention of each trained head
@@ -426,7 +429,9 @@ for seed in SEEDS:
             ),
         }
     )
-for key in ("train", "pos_0_30", "pos_31", "val_leaky", "val_causal", "top_char", "distinct"):
+KEYS = ("train", "pos_0_30", "pos_31", "val_leaky", "val_causal", "top_char")
+KEYS += ("distinct",)
+for key in KEYS:
     row = f"{key:10s} leaky mask: {spread([x[key] for x in leak])}"
     if key in honest[0]:
         row += f"\n{'':10s} honest:     {spread([x[key] for x in honest])}"
