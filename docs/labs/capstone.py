@@ -428,8 +428,9 @@ for seed in SEEDS:
             ),
         }
     )
-KEYS = ("train", "pos_0_30", "pos_31", "val_leaky", "val_causal", "top_char")
-KEYS += ("distinct",)
+KEYS = (
+    "train", "pos_0_30", "pos_31", "val_leaky", "val_causal", "top_char", "distinct",
+)
 for key in KEYS:
     row = f"{key:10s} leaky mask: {spread([x[key] for x in leak])}"
     if key in honest[0]:
