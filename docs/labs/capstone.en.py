@@ -140,7 +140,7 @@ def words(s: str) -> list[str]:
 
 prompt = "Attention"
 out = generate(
-    big, big_vocab.encode(prompt)[None], 600, temperature=0.8, top_k=10,
+    big, big_vocab.encode(prompt)[None], 600, temperature=0.7, top_k=10,
     generator=torch.Generator().manual_seed(0),
 )
 sample = big_vocab.decode(out[0])
