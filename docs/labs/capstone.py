@@ -97,7 +97,7 @@ print(
     f"final validation loss {final_val:.3f} nats (whole validation split); "
     f"unigram {UNIGRAM:.3f}, bigram {BIGRAM:.3f}"
 )
-assert final_val < UNIGRAM - 0.5, "验证损失明显低于一元基准：模型在用上下文"
+assert final_val < UNIGRAM - 0.5, "明显低于一元基准：模型在用上下文"
 
 # %% [markdown]
 # 验证损失在一元基准（黑色虚线）之下半个 nat 以上（上面断言）：模型学到的不只是字符频率。400 步能否打败二元基准（红线）因版本而异；下面提交的模型必须打败它。
