@@ -47,7 +47,7 @@ CONFIG: dict[str, Any] = {
 # (tests/test_charlm.py checks this list against the imports).
 SOURCES = ("charlm.py", "functional.py", "masks.py", "model.py", "multihead.py",
            "validation.py")
-# How meta's sample is drawn (not hashed: `python -m models.train --measure` redraws it).
+# How meta's sample is drawn (not hashed: `python -m models.train --measure` redraws).
 SAMPLE = {"tokens": 2000, "temperature": 0.7, "top_k": 10, "seed": 0}
 
 
@@ -104,8 +104,10 @@ def train_edition(lang: str) -> dict[str, Any]:
                         seed=c["seed"] + start, opt=opt, clip=c["clip"])
         print(f"{lang}: step {start + n}/{c['steps']}, loss {losses[-1]:.3f}, "
               f"{time.perf_counter() - t0:.0f} s", flush=True)
-    meta = {**hashes, "steps": c["steps"], "seconds": round(time.perf_counter() - t0, 1),
-            "train_loss": round(sum(losses[-20:]) / 20, 4), "torch": str(torch.__version__)}
+    seconds = round(time.perf_counter() - t0, 1)
+    meta = {**hashes, "steps": c["steps"], "seconds": seconds,
+            "train_loss": round(sum(losses[-20:]) / 20, 4),
+            "torch": str(torch.__version__)}
     save_checkpoint(ROOT / out, model, vocab, c["steps"], config, meta=meta,
                     dtype=torch.float16)
     return measure(lang)
@@ -113,7 +115,7 @@ def train_edition(lang: str) -> dict[str, Any]:
 
 def measure(lang: str) -> dict[str, Any]:
     """Measure the committed weights (float16, loaded as float32) and record the numbers
-    in ``meta``: validation loss, the baselines, a sample and its share of real words."""
+    in ``meta``: validation loss, baselines, a sample and its share of real words."""
     import torch
 
     from selfattn.charlm import baselines, evaluate, load, load_corpus
@@ -126,8 +128,8 @@ def measure(lang: str) -> dict[str, Any]:
     _, train_data, val_data = load_corpus(ROOT / corpus)
     unigram, bigram = baselines(train_data, val_data, len(vocab.chars))
     g = torch.Generator().manual_seed(SAMPLE["seed"])
-    ids = generate(model, vocab.encode(prompt)[None], SAMPLE["tokens"],
-                   temperature=SAMPLE["temperature"], top_k=SAMPLE["top_k"], generator=g)
+    ids = generate(model, vocab.encode(prompt)[None], SAMPLE["tokens"], generator=g,
+                   temperature=SAMPLE["temperature"], top_k=SAMPLE["top_k"])
     sample = vocab.decode(ids[0])
     text = (ROOT / corpus).read_text(encoding="utf-8")
     state = torch.load(path, map_location="cpu", weights_only=True)
