@@ -226,7 +226,7 @@
   }
 
   function start() {
-    const root = $("explorer");
+    const root = document.querySelector("div#explorer[data-model]"); // (chapter 10 has an #explorer heading)
     if (root && !root.dataset.started && window.CharLMTwin) init(root);
   }
   if (typeof document$ !== "undefined") document$.subscribe(start);
