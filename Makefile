@@ -16,7 +16,7 @@ STAMP      := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)/src:$(CURDIR)
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup serve serve-full serve-timing site build tangle tangle-check test test-fast bench bench-model clean browser-deps lint-workflows
+.PHONY: setup serve serve-full serve-timing site build tangle tangle-check test test-fast bench bench-model model clean browser-deps lint-workflows
 
 setup: $(STAMP)
 
@@ -90,6 +90,13 @@ bench: $(STAMP)
 # Only chapter 10's model (about a minute): benchmarks/results/model.json.
 bench-model: $(STAMP)
 	$(BIN)/python -m benchmarks.model
+
+# The committed models of chapter 10 and the explorer (models/charlm.pt, models/charlm.en.pt; minutes):
+# rebuild the corpus snapshots from chapters 1-9 (tools/corpus.py), then train one model per edition,
+# both in parallel, one thread each, seeded (models/train.py). Commit the two .pt files and the snapshots.
+model: $(STAMP)
+	$(BIN)/python -m tools.corpus
+	OMP_NUM_THREADS=1 $(BIN)/python -m models.train
 
 clean:
 	rm -rf site build .cache

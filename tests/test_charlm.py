@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import math
 import os
 import subprocess
 import sys
@@ -10,8 +12,10 @@ from pathlib import Path
 import pytest
 import torch
 
+import models.train as train_mod
 import selfattn.charlm as charlm
 from selfattn.charlm import CharError, Vocab, load_checkpoint, main
+from selfattn.model import CharLM
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = "def attend(q, k, v):\n    return softmax(q @ k.T) @ v  # 注意力\n" * 20
@@ -166,3 +170,197 @@ def test_module_entry_point_exits_non_zero(tmp_path: Path) -> None:
                            str(tmp_path / "nope.txt")], capture_output=True, text=True, env=env,
                           check=False)
     assert proc.returncode == 1 and "charlm: error: file not found" in proc.stderr
+
+
+@pytest.fixture
+def trained(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    ckpt = tmp_path / "m.pt"
+    assert run(["train", str(corpus), "--steps", "1", "--out", str(ckpt), *TINY], capsys)[0] == 0
+    return ckpt
+
+
+def broken(ckpt: Path, kind: str) -> None:
+    state = torch.load(ckpt, weights_only=True)
+    if kind == "missing-key":
+        del state["chars"]
+    elif kind == "wrong-shape":
+        state["model"]["pos.weight"] = torch.zeros(3, 16)
+    elif kind == "extra-tensor":
+        state["model"]["extra"] = torch.zeros(1)
+    elif kind == "bad-config":
+        state["config"]["heads"] = 2
+    torch.save(state, ckpt)
+
+
+@pytest.mark.parametrize(
+    ("args", "kind", "message"),
+    [
+        (["--top-k", "0"], None, "--top-k must be positive, got 0"),
+        (["--top-k", "-1"], None, "--top-k must be positive, got -1"),
+        (["--temperature", "nan"], None, "--temperature must be finite and >= 0, got nan"),
+        (["--temperature", "-1"], None, "--temperature must be finite and >= 0, got -1.0"),
+        (["--tokens", "-3"], None, "--tokens must be >= 0, got -3"),
+        ([], "missing-key", "lacks the key(s) chars"),
+        ([], "wrong-shape", "tensor pos.weight has shape (3, 16), expected (8, 16)"),
+        ([], "extra-tensor", "model tensors"),
+        ([], "bad-config", "bad config"),
+    ],
+)
+def test_sample_ends_in_one_error_line(trained: Path, capsys: pytest.CaptureFixture[str],
+                                       args: list[str], kind: str | None, message: str) -> None:
+    if kind is not None:
+        broken(trained, kind)
+    rc, out, err = run(["sample", str(trained), "--prompt", "def", *args], capsys)
+    assert rc == 1 and out == "", (out, err)
+    assert err.splitlines() == [err.strip()] and err.startswith("charlm: error: "), err
+    assert message in err, err
+
+
+def test_load_returns_the_model_and_vocabulary(trained: Path) -> None:
+    model, vocab = charlm.load(trained)
+    state = load_checkpoint(trained)
+    assert vocab.chars == state["chars"] and not model.training
+    assert model.head.weight is model.tok.weight
+    for k, t in model.state_dict().items():
+        assert torch.equal(t, state["model"][k]), k
+
+
+def test_float16_checkpoint_is_half_the_size_and_loads_as_float32(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = CharLM(40, 16, d_model=32, num_heads=2, num_layers=1)
+    vocab = Vocab("".join(chr(0x4E00 + i) for i in range(40)))
+    config = {"vocab_size": 40, "block_size": 16, "d_model": 32, "num_heads": 2,
+              "num_layers": 1, "dropout": 0.0}
+    a, b = tmp_path / "a.pt", tmp_path / "b.pt"
+    charlm.save_checkpoint(a, model, vocab, 0, config)
+    charlm.save_checkpoint(b, model, vocab, 0, config, dtype=torch.float16)
+    # the tied head is stored once (40 x 32 floats, not twice)
+    n = sum(p.numel() for p in model.parameters())
+    assert a.stat().st_size < 4 * n + 20_000 and b.stat().st_size < 2 * n + 20_000
+    half, _ = charlm.load(b)
+    assert {p.dtype for p in half.parameters()} == {torch.float32}
+    for (k, t), u in zip(model.state_dict().items(), half.state_dict().values(), strict=True):
+        assert torch.equal(u, t.half().float()), k
+
+
+# --- the training practice (chapter 10.5) ---
+
+
+def test_optimizer_decays_matrices_only() -> None:
+    torch.manual_seed(0)
+    model = CharLM(20, 8, d_model=16, num_heads=2, num_layers=1)
+    opt = charlm.make_optimizer(model, lr=0.1, weight_decay=0.5)
+    decayed = {id(p) for p in opt.param_groups[0]["params"]}
+    assert opt.param_groups[0]["weight_decay"] == 0.5 and opt.param_groups[1]["weight_decay"] == 0
+    assert decayed == {id(p) for p in model.parameters() if p.dim() == 2}
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)  # no gradient: only the decay moves a parameter
+    opt.step()
+    for n, p in model.named_parameters():
+        if p.dim() >= 2:
+            torch.testing.assert_close(p, before[n] * (1 - 0.1 * 0.5), msg=n)
+        else:
+            assert torch.equal(p, before[n]), n  # biases and LayerNorm: not decayed
+
+
+def test_learning_rate_warms_up_then_decays_by_cosine() -> None:
+    lrs = [charlm.lr_at(s, 1.0, 100, 10) for s in range(101)]
+    assert lrs[:10] == pytest.approx([(s + 1) / 10 for s in range(10)])  # linear warmup
+    assert lrs[10] == pytest.approx(1.0) and lrs[100] == pytest.approx(0.1)
+    assert lrs[55] == pytest.approx(0.1 + 0.9 * 0.5)  # half way: the mean of max and min
+    assert all(a >= b for a, b in zip(lrs[10:], lrs[11:], strict=False))
+    assert charlm.lr_at(500, 1.0, 100, 10) == pytest.approx(0.1)  # past total: the floor
+
+
+class Recorder(torch.optim.SGD):
+    """SGD that records the gradient norm it is given (after clipping)."""
+
+    norms: list[float]
+
+    def step(self, closure=None):  # type: ignore[no-untyped-def,override]
+        grads = [p.grad for g in self.param_groups for p in g["params"] if p.grad is not None]
+        self.norms.append(torch.linalg.vector_norm(torch.stack(
+            [torch.linalg.vector_norm(x) for x in grads])).item())
+        return super().step(closure)
+
+
+@pytest.mark.parametrize("clip", [0.05, float("inf")])
+def test_train_clips_the_gradient_norm(clip: float) -> None:
+    torch.manual_seed(0)
+    data = Vocab.of(TEXT).encode(TEXT)
+    model = CharLM(len(Vocab.of(TEXT).chars), 8, d_model=16, num_heads=2, num_layers=1)
+    opt = Recorder(model.parameters(), lr=0.0)
+    opt.norms = []
+    charlm.train(model, data, 3, batch_size=4, opt=opt, clip=clip)
+    if clip < 1:
+        assert max(opt.norms) <= clip * (1 + 1e-4), opt.norms
+    else:
+        assert min(opt.norms) > 0.05, opt.norms  # the clip above does cut these
+
+
+def test_train_sets_the_scheduled_learning_rate() -> None:
+    torch.manual_seed(0)
+    data = Vocab.of(TEXT).encode(TEXT)
+    model = CharLM(len(Vocab.of(TEXT).chars), 8, d_model=16, num_heads=2, num_layers=1)
+    opt = charlm.make_optimizer(model, 1e-3)
+    charlm.train(model, data, 2, batch_size=2, lr=1e-3, warmup=4, start=5, total=9, opt=opt)
+    assert [g["lr"] for g in opt.param_groups] == [charlm.lr_at(6, 1e-3, 9, 4)] * 2
+
+
+def test_baselines_count_unigrams_and_bigrams() -> None:
+    data = torch.tensor([0, 1] * 50)  # "abab...": the bigram knows the next character
+    uni, bi = charlm.baselines(data, data, 3)
+    assert uni == pytest.approx(-math.log(51 / 103), rel=1e-9)  # add-one: (50 + 1) / (100 + 3)
+    # val's 99 pairs: 50 times 0 -> 1 (c = 50 of c(0) = 50), 49 times 1 -> 0 (49 of 49)
+    p01, p10 = (50 + 51 / 103) / (50 + 1), (49 + 51 / 103) / (49 + 1)
+    assert bi == pytest.approx(-(50 * math.log(p01) + 49 * math.log(p10)) / 99, rel=1e-9)
+    assert bi < 0.05 < uni
+
+
+# --- the committed models (make model) ---
+
+EDITIONS = sorted(train_mod.EDITIONS)
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_committed_model_is_current(lang: str) -> None:
+    """Corpus, config and package sources as when the model was trained; else `make model`."""
+    path = ROOT / train_mod.EDITIONS[lang][1]
+    assert path.exists(), f"{path.name} is missing: run `make model`"
+    meta = torch.load(path, map_location="cpu", weights_only=True)["meta"]
+    now = train_mod.fingerprint(lang)
+    stale = [k for k in now if meta[k] != now[k]]
+    assert not stale, f"{path.name} was trained with another {', '.join(stale)}: run `make model`"
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_committed_model_is_small_and_beats_the_bigram(lang: str) -> None:
+    corpus, out, _ = train_mod.EDITIONS[lang]
+    path = ROOT / out
+    assert path.stat().st_size <= 1_000_000, path.stat().st_size
+    model, vocab = charlm.load(path)
+    v, train_data, val_data = charlm.load_corpus(ROOT / corpus)
+    assert vocab.chars == v.chars
+    meta = torch.load(path, weights_only=True)["meta"]
+    unigram, bigram = charlm.baselines(train_data, val_data, len(v.chars))
+    assert (meta["unigram"], meta["bigram"]) == (round(unigram, 4), round(bigram, 4))
+    val = charlm.evaluate(model, val_data[:8193])  # a quarter or so: seconds
+    assert val < bigram - 0.3 and meta["val_loss"] < bigram - 0.3, (val, meta)
+    if lang == "en":
+        assert meta["real_words"] >= 0.8, meta
+
+
+def test_the_hashed_sources_are_what_charlm_imports() -> None:
+    """SOURCES lists selfattn.charlm and every package module it imports (transitively)."""
+    src = ROOT / "src/selfattn"
+    todo, seen = ["charlm"], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for node in ast.walk(ast.parse((src / f"{name}.py").read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("selfattn."):
+                todo.append(node.module.split(".")[1])  # type: ignore[union-attr]
+    assert sorted(f"{n}.py" for n in seen) == sorted(train_mod.SOURCES)

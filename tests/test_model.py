@@ -191,3 +191,119 @@ def test_model_benchmark_runs_at_tiny_sizes(tmp_path: Path) -> None:
         ("train", "selfattn"), ("train", "nn_mha"), ("generate", "cache"), ("generate", "recompute")}
     assert 0 < saved["train_speed"]["min"] <= saved["train_speed"]["median"] <= saved["train_speed"]["max"]
     assert [t["goal"] for t in saved["targets"]] == [">= 0.95", "report"]
+
+
+def test_from_torch_of_a_float64_layer_is_float64_and_exact() -> None:
+    """The block is built in the layer's dtype (and device): exactly equal in float64."""
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, activation="gelu",
+                                       norm_first=True, batch_first=True).double()
+    block = Block.from_torch(layer)
+    assert {p.dtype for p in block.parameters()} == {torch.float64}
+    assert {p.device for p in block.parameters()} == {layer.linear1.weight.device}
+    x = torch.randn(2, 6, 16, dtype=torch.float64, requires_grad=True)
+    mask = nn.Transformer.generate_square_subsequent_mask(6, dtype=torch.float64)
+    ref, out = layer(x, src_mask=mask, is_causal=True), block(x)
+    assert out.dtype == torch.float64 and torch.equal(ref, out)
+    (g_ref,) = torch.autograd.grad(ref.sum(), x)
+    (g_out,) = torch.autograd.grad(out.sum(), x)
+    torch.testing.assert_close(g_out, g_ref, rtol=1e-12, atol=1e-12)
+
+
+def encoder_layer(**kwargs: object) -> nn.TransformerEncoderLayer:
+    settings = {"dropout": 0.0, "activation": "gelu", "norm_first": True, "batch_first": True}
+    return nn.TransformerEncoderLayer(16, 2, 32, **{**settings, **kwargs})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "named"),
+    [
+        ({"activation": "relu"}, "activation"),
+        ({"activation": nn.ReLU()}, "activation"),
+        ({"activation": nn.GELU(approximate="tanh")}, "tanh GELU"),
+        ({"norm_first": False}, "norm_first=False"),
+        ({"layer_norm_eps": 1e-3}, "layer_norm_eps"),
+        ({"bias": False}, "bias=False"),
+        ({"batch_first": False}, "batch_first=False"),
+    ],
+)
+def test_from_torch_refuses_a_setting_it_does_not_compute(kwargs: dict[str, object],
+                                                          named: str) -> None:
+    with pytest.raises(ValueError, match=f"Block.from_torch: not supported: .*{named}"):
+        Block.from_torch(encoder_layer(**kwargs))
+
+
+def test_from_torch_accepts_exact_gelu_as_a_module_and_refuses_other_types() -> None:
+    layer = encoder_layer(activation=nn.GELU())
+    x = torch.randn(1, 5, 16)
+    mask = nn.Transformer.generate_square_subsequent_mask(5)
+    assert torch.equal(Block.from_torch(layer)(x), layer(x, src_mask=mask, is_causal=True))
+    with pytest.raises(TypeError, match="TransformerEncoderLayer"):
+        Block.from_torch(nn.Linear(4, 4))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("idx", "kwargs", "error", "match"),
+    [
+        (torch.zeros(1, 0, dtype=torch.long), {}, ValueError, "non-empty"),
+        (torch.zeros(3, dtype=torch.long), {}, ValueError, r"\(B, n\)"),
+        (torch.zeros(1, 2), {}, ValueError, "int64"),
+        (torch.tensor([[1, 50]]), {}, ValueError, r"\[0, 50\)"),
+        (torch.tensor([[-1, 2]]), {}, ValueError, r"\[0, 50\)"),
+        (torch.tensor([[1]]), {"top_k": 0}, ValueError, "top_k"),
+        (torch.tensor([[1]]), {"top_k": -1}, ValueError, "top_k"),
+        (torch.tensor([[1]]), {"top_k": 2.0}, TypeError, "top_k"),
+        (torch.tensor([[1]]), {"temperature": float("nan")}, ValueError, "temperature"),
+        (torch.tensor([[1]]), {"temperature": -0.5}, ValueError, "temperature"),
+        (torch.tensor([[1]]), {"temperature": float("inf")}, ValueError, "temperature"),
+        (torch.tensor([[1]]), {"max_new_tokens": -1}, ValueError, "max_new_tokens"),
+        (torch.tensor([[1]]), {"max_new_tokens": 2.0}, TypeError, "max_new_tokens"),
+    ],
+)
+def test_generate_validates_its_inputs(idx: torch.Tensor, kwargs: dict[str, object],
+                                       error: type[Exception], match: str) -> None:
+    args = {"max_new_tokens": 3, **kwargs}
+    with pytest.raises(error, match=f"generate: .*{match}"):
+        generate(lm(), idx, **args)  # type: ignore[arg-type]
+
+
+def test_generate_zero_new_tokens_returns_the_prompt() -> None:
+    start = torch.tensor([[3, 4]])
+    assert torch.equal(generate(lm(), start, 0), start)
+
+
+def test_lm_applies_its_final_layer_norm() -> None:
+    """logits = head(LN(blocks(embed(idx)))): removing the final LayerNorm fails here."""
+    model = lm()
+    assert isinstance(model.ln, nn.LayerNorm)
+    with torch.no_grad():
+        model.ln.weight.uniform_(0.5, 2.0), model.ln.bias.uniform_(-1.0, 1.0)
+        idx = torch.randint(0, 50, (2, 9))
+        h = model.embed(idx)
+        for block in model.blocks:
+            h = block(h)
+        ref = model.head(nn.functional.layer_norm(h, (32,), model.ln.weight, model.ln.bias))
+        torch.testing.assert_close(model(idx), ref, rtol=0, atol=0)
+        assert not torch.allclose(model.head(h), ref, atol=1e-2)
+        cached, _ = next_logits(model, idx, None)  # the KV-cache path applies it too
+        torch.testing.assert_close(cached, ref[:, -1], rtol=1e-5, atol=1e-5)
+
+
+def test_weight_tying_one_matrix_for_embedding_and_output() -> None:
+    model = lm()
+    assert model.head.weight is model.tok.weight
+    assert sum(p is model.tok.weight for p in model.parameters()) == 1
+    copy = CharLM(50, 16, d_model=32, num_heads=4, num_layers=2)
+    copy.load_state_dict(model.state_dict())
+    assert copy.head.weight is copy.tok.weight  # loading keeps the tie
+    with torch.no_grad():
+        copy.tok.weight[7] += 1.0
+    assert torch.equal(copy.head.weight[7], copy.tok.weight[7])
+    # the gradient of the shared matrix collects both uses: as embedding and as output
+    x = torch.randint(0, 50, (1, 8))
+    copy(x).logsumexp(-1).sum().backward()
+    rows_used = torch.zeros(50, dtype=torch.bool)
+    rows_used[x[0]] = True
+    assert copy.tok.weight.grad is not None and (copy.tok.weight.grad[~rows_used] != 0).any()
+    std = model.tok.weight.std().item()
+    assert 0.015 < std < 0.025, std  # GPT-2's N(0, 0.02): tied logits start small

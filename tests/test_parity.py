@@ -99,6 +99,8 @@ assert x > 0, "必须为正"
         (ZH.replace("# 注释", "# a comment").replace("结果：", "result: ").replace("必须为正", "must be positive"), True),
         (ZH.replace("标题", "Title"), True),  # prose
         (ZH.replace('"ok"', '"OK"'), False),  # an ASCII string is code (a regex, a dtype, "-inf")
+        (ZH.replace('"ok"', '"d/a.txt"'), False),
+        (ZH.replace('"ok"', '"d/a.en.txt"'), False),  # the Chinese path is "ok", not "d/a.txt"
         (ZH.replace("{x:.2f}", "{x:.3f}"), False),  # a format spec changes what is printed
         (ZH.replace("{x:.2f}", "{x + 1:.2f}"), False),  # the expression inside an f-string is code
         (ZH.replace("x = 3", "x = 4"), False),
@@ -109,6 +111,14 @@ assert x > 0, "必须为正"
 )
 def test_only_human_language_text_may_differ(en: str, ok: bool) -> None:
     assert (compare(ZH, en, "a.md") == []) is ok, compare(ZH, en, "a.md")
+
+
+def test_an_edition_reads_its_own_data_file() -> None:
+    """A path may take the ``.en`` suffix (``book.txt`` -> ``book.en.txt``), nothing else."""
+    zh = ZH.replace('"ok"', '"data/book.txt"')
+    assert compare(zh, zh.replace("book.txt", "book.en.txt"), "a.md") == []
+    assert compare(zh, zh.replace("book.txt", "book.fr.txt"), "a.md") != []
+    assert compare(zh, zh.replace("book.txt", "book.txt.en"), "a.md") != []
 
 
 def test_labs_compare_code_cells(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ stderr and exit status 1.
 """
 
 import argparse
+import math
 import os
 import pickle
 import sys
@@ -31,7 +32,7 @@ from torch import Tensor
 
 from selfattn.model import CharLM, generate
 
-FORMAT = "selfattn.charlm/1"
+FORMAT = "selfattn.charlm/2"
 
 
 class CharError(Exception):
@@ -72,6 +73,24 @@ def load_corpus(path: Path) -> tuple[Vocab, Tensor, Tensor]:
     return vocab, data[:split], data[split:]
 
 
+def baselines(train: Tensor, val: Tensor, vocab_size: int) -> tuple[float, float]:
+    """Cross-entropy on ``val`` (nats per character) of the unigram and the bigram
+    frequencies counted on ``train``: the losses a model must beat.
+
+    Smoothed so that no probability is 0: the unigram adds one to every count; the
+    bigram is ``(c(a, b) + p(b)) / (c(a) + 1)`` with ``p`` the unigram.
+    """
+    uni = torch.bincount(train, minlength=vocab_size).double() + 1  # (V,)
+    uni /= uni.sum()
+    pairs = torch.zeros(vocab_size, vocab_size, dtype=torch.float64)  # (V, V)
+    pairs.index_put_((train[:-1], train[1:]), torch.ones(len(train) - 1).double(),
+                     accumulate=True)
+    bi = (pairs + uni) / (pairs.sum(dim=1, keepdim=True) + 1)  # 第 a 行：p(b | a)
+    unigram = -uni[val[1:]].log().mean().item()
+    bigram = -bi[val[:-1], val[1:]].log().mean().item()
+    return unigram, bigram
+
+
 # --- docs/10-capstone.md § 10.5 训练 ---
 def batch(data: Tensor, block_size: int, batch_size: int, g: torch.Generator
           ) -> tuple[Tensor, Tensor]:
@@ -104,29 +123,68 @@ def evaluate(model: CharLM, data: Tensor, mask: Tensor | None = None) -> float:
     return total / len(x)
 
 
+def make_optimizer(model: CharLM, lr: float, weight_decay: float = 0.1
+                   ) -> torch.optim.AdamW:
+    """AdamW that decays the matrices (embeddings, weights) but not biases or norms."""
+    params = list(model.parameters())  # 共享的嵌入只出现一次
+    return torch.optim.AdamW([
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ], lr=lr)
+
+
+def lr_at(step: int, lr: float, total: int, warmup: int) -> float:
+    """Linear warmup for ``warmup`` steps, then cosine decay to ``lr / 10`` at step
+    ``total``."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    t = min(1.0, (step - warmup) / max(1, total - warmup))
+    return lr / 10 + 0.9 * lr * 0.5 * (1 + math.cos(math.pi * t))
+
+
 def train(model: CharLM, data: Tensor, steps: int, *, batch_size: int = 32,
-          lr: float = 3e-3, seed: int = 0, mask: Tensor | None = None,
-          opt: torch.optim.Optimizer | None = None) -> list[float]:
-    """Train with AdamW for ``steps`` steps on random windows; returns the losses."""
+          lr: float = 3e-3, warmup: int = 0, start: int = 0, total: int | None = None,
+          seed: int = 0, mask: Tensor | None = None,
+          opt: torch.optim.Optimizer | None = None, clip: float = 1.0) -> list[float]:
+    """Train for ``steps`` steps on random windows; returns the losses.
+
+    Step ``start + i`` of ``total`` (default ``start + steps``) uses the learning rate
+    ``lr_at``; the gradient norm is clipped to ``clip``; ``opt`` defaults to
+    ``make_optimizer(model, lr)``.
+    """
     g = torch.Generator().manual_seed(seed)
-    opt = opt or torch.optim.AdamW(model.parameters(), lr=lr)
+    opt = opt or make_optimizer(model, lr)
+    total = start + steps if total is None else total
     model.train()
     losses = []
-    for _ in range(steps):
+    for step in range(start, start + steps):
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, lr, total, warmup)
         loss = lm_loss(model, *batch(data, model.block_size, batch_size, g), mask)
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)  # 范数 <= clip
         opt.step()
         losses.append(loss.item())
     return losses
 
 
 # --- docs/10-charlm-source.md § 10.7 附：charlm 命令的完整代码 ---
-def save_checkpoint(path: Path, model: CharLM, opt: torch.optim.Optimizer,
-                    vocab: "Vocab", step: int, config: dict[str, Any]) -> None:
-    """Write the checkpoint atomically: a temporary file, then ``os.replace``."""
-    state = {"format": FORMAT, "config": config, "chars": vocab.chars,
-             "step": step, "model": model.state_dict(), "optim": opt.state_dict()}
+def save_checkpoint(path: Path, model: CharLM, vocab: "Vocab", step: int,
+                    config: dict[str, Any], opt: torch.optim.Optimizer | None = None,
+                    meta: dict[str, Any] | None = None,
+                    dtype: torch.dtype | None = None) -> None:
+    """Write a checkpoint (format in :func:`load`) atomically: a temporary file, then
+    ``os.replace``. ``dtype`` (e.g. ``torch.float16``) converts the weights."""
+    cast: dict[int, Tensor] = {}  # 共享的张量（输出层 = 嵌入）只存一份
+    weights = {k: cast.setdefault(t.data_ptr(), t if dtype is None else t.to(dtype))
+               for k, t in model.state_dict().items()}
+    state = {"format": FORMAT, "config": config, "chars": vocab.chars, "step": step,
+             "model": weights}
+    if opt is not None:
+        state["optim"] = opt.state_dict()
+    if meta is not None:
+        state["meta"] = meta
     tmp = path.with_name(path.name + ".tmp")
     torch.save(state, tmp)
     os.replace(tmp, path)  # 原子替换：中断时旧的检查点仍然完好
@@ -150,7 +208,46 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
                         f"({type(err).__name__})") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise CharError(f"{path} is not a {FORMAT} checkpoint")
+    missing = [k for k in ("config", "chars", "step", "model") if k not in state]
+    if missing:
+        raise CharError(f"{path} lacks the key(s) {', '.join(missing)}")
     return state
+
+
+def model_of(state: dict[str, Any], name: str = "checkpoint") -> CharLM:
+    """The float32 ``CharLM`` of a loaded checkpoint, each tensor's shape checked."""
+    try:
+        model = CharLM(**state["config"])
+    except (TypeError, ValueError) as err:
+        raise CharError(f"{name}: bad config: {err}") from None
+    ours, theirs = model.state_dict(), state["model"]
+    if model.tok.num_embeddings != len(state["chars"]):
+        raise CharError(f"{name}: vocab_size {model.tok.num_embeddings} but "
+                        f"{len(state['chars'])} characters")
+    if not isinstance(theirs, dict) or theirs.keys() != ours.keys():
+        got = sorted(theirs) if isinstance(theirs, dict) else type(theirs).__name__
+        raise CharError(f"{name}: model tensors {got}, expected {sorted(ours)}")
+    for k, t in ours.items():
+        if not isinstance(theirs[k], Tensor) or theirs[k].shape != t.shape:
+            shape = getattr(theirs[k], "shape", type(theirs[k]).__name__)
+            raise CharError(f"{name}: tensor {k} has shape {tuple(shape)}, "
+                            f"expected {tuple(t.shape)}")
+    model.load_state_dict(theirs)  # float16 的权重在这里转成 float32
+    return model.eval()
+
+
+def load(path: str | Path) -> tuple[CharLM, "Vocab"]:
+    """The model (float32, eval mode) and vocabulary of a checkpoint.
+
+    Format ``selfattn.charlm/2``: a dict of plain data and tensors, read with
+    ``torch.load(weights_only=True)``. Keys: ``format``; ``config`` (the keyword
+    arguments of ``CharLM``); ``chars`` (the vocabulary: id ``i`` is ``chars[i]``);
+    ``step`` (training steps done); ``model`` (the state dict, float32 or float16,
+    in which ``head.weight`` is ``tok.weight``); optional ``optim`` (AdamW's state, for
+    ``--resume``) and ``meta`` (plain data: the hashes and losses of a committed model).
+    """
+    state = load_checkpoint(Path(path))
+    return model_of(state, Path(path).name), Vocab(state["chars"])
 
 
 def read_text(path: Path) -> str:
@@ -183,22 +280,25 @@ def cmd_train(args: argparse.Namespace) -> None:
         state = load_checkpoint(out)
         if state["chars"] != vocab.chars:
             raise CharError(f"{out} was trained on a text with another vocabulary")
+        if "optim" not in state:
+            raise CharError(f"{out} has no optimizer state to resume from")
         config, step = state["config"], state["step"]
     torch.manual_seed(args.seed)  # 初始参数也由 --seed 决定
     model = CharLM(**config)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    opt = make_optimizer(model, args.lr, args.weight_decay)
     if state is not None:
-        model.load_state_dict(state["model"])
+        model.load_state_dict(model_of(state, out.name).state_dict())
         opt.load_state_dict(state["optim"])
     tokens = args.batch_size * config["block_size"]
     t0, start = time.perf_counter(), step
     while step < args.steps:
-        # 第 s 步的批次只由 seed + s 决定：续训与一口气训练数据相同
-        loss = train(model, train_data, 1, batch_size=args.batch_size,
+        # 第 s 步的批次只由 seed + s 决定，学习率只由 s 决定：续训与一口气训练相同
+        loss = train(model, train_data, 1, batch_size=args.batch_size, lr=args.lr,
+                     warmup=args.warmup, start=step, total=args.steps,
                      seed=args.seed + step, opt=opt)[0]
         step += 1
         if step % args.save_every == 0 or step == args.steps:
-            save_checkpoint(out, model, opt, vocab, step, config)
+            save_checkpoint(out, model, vocab, step, config, opt)
         speed = tokens * (step - start) / (time.perf_counter() - t0)
         print(f"\rstep {step}/{args.steps}  loss {loss:.3f}  {speed:,.0f} tok/s",
               end="", file=sys.stderr, flush=True)
@@ -208,11 +308,16 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 
 def cmd_sample(args: argparse.Namespace) -> None:
-    state = load_checkpoint(Path(args.checkpoint))
-    vocab, model = Vocab(state["chars"]), CharLM(**state["config"])
-    model.load_state_dict(state["model"])
+    if args.tokens < 0:
+        raise CharError(f"--tokens must be >= 0, got {args.tokens}")
+    if args.top_k is not None and args.top_k <= 0:
+        raise CharError(f"--top-k must be positive, got {args.top_k}")
+    if not (math.isfinite(args.temperature) and args.temperature >= 0):
+        raise CharError("--temperature must be finite and >= 0, "
+                        f"got {args.temperature}")
     if not args.prompt:
         raise CharError("--prompt must not be empty")
+    model, vocab = load(args.checkpoint)
     g = torch.Generator().manual_seed(args.seed)
     out = generate(model, vocab.encode(args.prompt)[None], args.tokens,
                    temperature=args.temperature, top_k=args.top_k, generator=g)
@@ -231,7 +336,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                           ("block-size", 64), ("d-model", 64), ("heads", 4),
                           ("layers", 2), ("seed", 0)):
         t.add_argument(f"--{name}", type=int, default=default)
-    t.add_argument("--lr", type=float, default=3e-3)
+    t.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
+    t.add_argument("--warmup", type=int, default=100, help="warmup steps")
+    t.add_argument("--weight-decay", type=float, default=0.1)
     t.add_argument("--dropout", type=float, default=0.0)
     s = sub.add_parser("sample", help="generate text from a checkpoint")
     s.add_argument("checkpoint")

@@ -12,6 +12,8 @@ in training mode. A ``mask`` is bool ``(n, n)``, True = may attend; ``None`` mea
 the causal mask.
 """
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -46,9 +48,30 @@ class Block(nn.Module):
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "Block":
         """Copy an ``nn.TransformerEncoderLayer(norm_first=True, activation="gelu",
-        batch_first=True)``."""
-        lin1 = layer.linear1
-        new = cls(lin1.in_features, layer.self_attn.num_heads, lin1.out_features)
+        batch_first=True)``: parameters, dtype, device, dropout and training mode.
+
+        Raises:
+            TypeError: ``layer`` is not an ``nn.TransformerEncoderLayer``.
+            ValueError: a setting this block does not compute (named in the message).
+        """
+        if not isinstance(layer, nn.TransformerEncoderLayer):
+            raise TypeError("Block.from_torch: expected an nn.TransformerEncoderLayer, "
+                            f"got {type(layer).__name__}")
+        act, norms = layer.activation, (layer.norm1, layer.norm2)
+        gelu = act is F.gelu or isinstance(act, nn.GELU) and act.approximate == "none"
+        unsupported = {
+            "activation other than exact GELU (relu, tanh GELU, ...)": not gelu,
+            "norm_first=False (Post-LN)": not layer.norm_first,
+            "batch_first=False": not layer.self_attn.batch_first,
+            "layer_norm_eps other than 1e-05": any(n.eps != 1e-5 for n in norms),
+            "bias=False": layer.linear1.bias is None or layer.norm1.bias is None,
+        }
+        bad = [name for name, found in unsupported.items() if found]
+        if bad:
+            raise ValueError(f"Block.from_torch: not supported: {'; '.join(bad)}")
+        w = layer.linear1.weight  # (d_ff, d_model)
+        new = cls(w.shape[1], layer.self_attn.num_heads, w.shape[0])
+        new = new.to(device=w.device, dtype=w.dtype)  # 换成源层的 dtype 与设备
         new.attn = MultiHeadSelfAttention.from_torch(layer.self_attn)
         pairs = ((new.ln1, layer.norm1), (new.ln2, layer.norm2),
                  (new.ff[0], layer.linear1), (new.ff[3], layer.linear2))
@@ -82,6 +105,9 @@ class CharLM(nn.Module):
             Block(d_model, num_heads, 4 * d_model, dropout) for _ in range(num_layers))
         self.ln = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size, bias=False)
+        self.head.weight = self.tok.weight  # 权重共享：输出层就是词元嵌入矩阵
+        for emb in (self.tok, self.pos):  # GPT-2 的初始化：共享后 logits 起初接近 0
+            nn.init.normal_(emb.weight, std=0.02)
 
     def embed(self, idx: Tensor, start: int = 0) -> Tensor:
         """Token plus position embeddings of tokens at positions ``start, ...``."""
@@ -144,6 +170,28 @@ def next_logits(model: "CharLM", idx: Tensor, cache: KVCache | None
     return model.head(model.ln(h[:, -1])), new
 
 
+def check_generate(model: "CharLM", idx: Tensor, max_new_tokens: int,
+                   temperature: float, top_k: int | None) -> None:
+    """ValueError or TypeError naming the bad argument of ``generate``."""
+    if idx.dtype != torch.long or idx.dim() != 2 or idx.shape[1] == 0:
+        raise ValueError("generate: idx must be a non-empty (B, n) int64 tensor, "
+                         f"got {tuple(idx.shape)} {idx.dtype}")
+    vocab = model.tok.num_embeddings
+    if idx.min() < 0 or idx.max() >= vocab:
+        raise ValueError(f"generate: token ids must be in [0, {vocab}), "
+                         f"got {idx.min().item()}..{idx.max().item()}")
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
+        raise TypeError("generate: max_new_tokens must be an int, "
+                        f"got {max_new_tokens!r}")
+    if max_new_tokens < 0:
+        raise ValueError(f"generate: max_new_tokens must be >= 0, got {max_new_tokens}")
+    if not (math.isfinite(temperature) and temperature >= 0):  # NaN 也在这里被拒绝
+        raise ValueError(f"generate: temperature must be finite and >= 0 "
+                         f"(0 = the most likely token), got {temperature}")
+    if top_k is not None:
+        check_positive_int("generate", "top_k", top_k)
+
+
 @torch.no_grad()
 def generate(model: "CharLM", idx: Tensor, max_new_tokens: int, *,
              temperature: float = 1.0, top_k: int | None = None, use_cache: bool = True,
@@ -155,8 +203,7 @@ def generate(model: "CharLM", idx: Tensor, max_new_tokens: int, *,
     Shape:
         - idx: ``(B, n)`` int64; output: ``(B, n + max_new_tokens)``
     """
-    if temperature < 0:
-        raise ValueError(f"generate: temperature must be >= 0, got {temperature}")
+    check_generate(model, idx, max_new_tokens, temperature, top_k)
     was_training, cache = model.training, None
     model.eval()
     for _ in range(max_new_tokens):

@@ -1,0 +1,131 @@
+"""Train the committed models of chapter 10 and the explorer: ``make model``.
+
+One ``CharLM`` per edition, on that edition's corpus snapshot (``tools/corpus.py``):
+
+* ``models/charlm.pt`` on ``docs/labs/data/book.txt`` (the Chinese edition);
+* ``models/charlm.en.pt`` on ``docs/labs/data/book.en.txt`` (the English edition).
+
+Both train on the CPU, one thread each (the two editions in parallel), from seed
+``CONFIG["seed"]``, so a run repeats its steps exactly on the same machine. The file is
+the checkpoint format of :func:`selfattn.charlm.load` with the weights in float16 (no
+optimizer state), which keeps each file under 1 MB; ``load`` returns them as float32.
+``meta`` records :func:`fingerprint` (sha256 of the corpus, of ``CONFIG`` and of the
+package sources used in training) and the measured numbers: validation loss, the unigram
+and bigram baselines, for English the share of real words in a sample, steps and seconds.
+``tests/test_charlm.py`` fails, naming ``make model``, as soon as a fingerprint differs.
+
+Usage: ``python -m models.train [zh] [en]`` (default: both).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import string
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+EDITIONS = {"zh": ("docs/labs/data/book.txt", "models/charlm.pt", "注意力"),
+            "en": ("docs/labs/data/book.en.txt", "models/charlm.en.pt", "Attention")}
+CONFIG: dict[str, Any] = {
+    "block_size": 64, "d_model": 96, "num_heads": 4, "num_layers": 3, "dropout": 0.0,
+    "steps": 1000, "batch_size": 32, "lr": 3e-3, "warmup": 50, "weight_decay": 0.1,
+    "clip": 1.0, "seed": 0,
+}
+# selfattn.charlm and the package modules it imports, directly or not
+# (tests/test_charlm.py checks this list against the imports).
+SOURCES = ("charlm.py", "functional.py", "masks.py", "model.py", "multihead.py",
+           "validation.py")
+SAMPLE = {"tokens": 2000, "temperature": 0.8, "top_k": 10, "seed": 0}
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def fingerprint(lang: str) -> dict[str, str]:
+    """The hashes a committed model records: its corpus, ``CONFIG`` and the sources."""
+    src = ROOT / "src/selfattn"
+    return {
+        "corpus": sha256((ROOT / EDITIONS[lang][0]).read_bytes()),
+        "config": sha256(json.dumps([CONFIG, SAMPLE], sort_keys=True).encode()),
+        "source": sha256(b"".join(name.encode() + (src / name).read_bytes()
+                                  for name in SOURCES)),
+    }
+
+
+def words(text: str) -> list[str]:
+    """Whitespace-separated words with the ASCII punctuation around them stripped."""
+    return [w for w in (w.strip(string.punctuation) for w in text.split()) if w]
+
+
+def real_word_share(sample: str, corpus: str) -> float:
+    """The share of the sample's words that occur in the corpus."""
+    known, ws = set(words(corpus)), words(sample)
+    return sum(w in known for w in ws) / len(ws)
+
+
+def train_edition(lang: str) -> dict[str, Any]:
+    import torch
+
+    from selfattn.charlm import baselines, evaluate, load_corpus, make_optimizer
+    from selfattn.charlm import save_checkpoint, train
+    from selfattn.model import CharLM, generate
+
+    torch.set_num_threads(1)
+    hashes = fingerprint(lang)  # before training: the files it trains with
+    corpus, out, prompt = EDITIONS[lang]
+    c = CONFIG
+    vocab, train_data, val_data = load_corpus(ROOT / corpus)
+    config = {"vocab_size": len(vocab.chars),
+              **{k: c[k] for k in ("block_size", "d_model", "num_heads", "num_layers",
+                                   "dropout")}}
+    torch.manual_seed(c["seed"])
+    model = CharLM(**config)
+    opt = make_optimizer(model, c["lr"], c["weight_decay"])
+    t0 = time.perf_counter()
+    losses: list[float] = []
+    for start in range(0, c["steps"], 100):  # 100 steps at a time, to print progress
+        n = min(100, c["steps"] - start)
+        losses += train(model, train_data, n, batch_size=c["batch_size"], lr=c["lr"],
+                        warmup=c["warmup"], start=start, total=c["steps"],
+                        seed=c["seed"] + start, opt=opt, clip=c["clip"])
+        print(f"{lang}: step {start + n}/{c['steps']}, loss {losses[-1]:.3f}, "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)
+    seconds = time.perf_counter() - t0
+    unigram, bigram = baselines(train_data, val_data, len(vocab.chars))
+    g = torch.Generator().manual_seed(SAMPLE["seed"])
+    ids = generate(model, vocab.encode(prompt)[None], SAMPLE["tokens"],
+                   temperature=SAMPLE["temperature"], top_k=SAMPLE["top_k"], generator=g)
+    sample = vocab.decode(ids[0])
+    text = (ROOT / corpus).read_text(encoding="utf-8")
+    meta = {**hashes, "steps": c["steps"], "seconds": round(seconds, 1),
+            "train_loss": round(sum(losses[-20:]) / 20, 4),
+            "val_loss": round(evaluate(model, val_data), 4),
+            "unigram": round(unigram, 4), "bigram": round(bigram, 4),
+            "real_words": round(real_word_share(sample[len(prompt):], text), 4),
+            "torch": str(torch.__version__)}
+    save_checkpoint(ROOT / out, model, vocab, c["steps"], config, meta=meta,
+                    dtype=torch.float16)
+    return {"edition": lang, "file": out, "bytes": (ROOT / out).stat().st_size, **meta,
+            "sample": sample[:300]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    langs = (sys.argv[1:] if argv is None else argv) or list(EDITIONS)
+    with ProcessPoolExecutor(max_workers=len(langs)) as pool:
+        for r in pool.map(train_edition, langs):
+            print(f"{r['file']}: {r['bytes']:,} bytes, {r['steps']} steps in "
+                  f"{r['seconds']:.0f} s; val loss {r['val_loss']:.3f}, unigram "
+                  f"{r['unigram']:.3f}, bigram {r['bigram']:.3f}, real words "
+                  f"{r['real_words']:.1%}")
+            print("  sample:", repr(r["sample"][:200]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

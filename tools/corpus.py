@@ -1,0 +1,101 @@
+"""Chapter 10's corpus: the text of chapters 1-9 as a reader reads it, one file per edition.
+
+``docs/labs/data/book.txt`` is built from the Chinese pages, ``docs/labs/data/book.en.txt``
+from the English ones, in the order of the nav. :func:`clean` keeps what the rendered page
+shows and drops the Markdown machinery around it:
+
+* HTML comments (the test markers ``<!--pytest-codeblocks:...-->`` among them);
+* fence lines (```` ```python ````, ```` ``` ````); the code inside a fence is kept;
+* admonition syntax: ``??? note "Title"`` becomes ``Title``, and its body loses the four
+  spaces of indentation;
+* heading marks and anchors: ``## 10.1 Title {#corpus}`` becomes ``10.1 Title``;
+* links and inline markup: ``[text](url)`` becomes ``text``; ``**``, inline backticks go.
+
+Math (``$...$``) stays as written. Usage::
+
+    python -m tools.corpus           # rewrite both snapshots
+    python -m tools.corpus --check   # exit 1 if a snapshot differs from the pages
+
+``tests/test_corpus.py`` fails while a snapshot is stale; ``make model`` refreshes the
+snapshots, then retrains the committed models on them.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ("01-problem", "02-rnn-to-attention", "03-qkv-formula", "04-why-sqrt-dk",
+         "05-implementation", "06-verification", "06-checks-source", "07-pitfalls",
+         "08-multihead", "08-engineering", "08-long-sequences", "08-roadmap", "09-summary")
+OUT = {"zh": ROOT / "docs/labs/data/book.txt", "en": ROOT / "docs/labs/data/book.en.txt"}
+
+COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})")
+ADMONITION = re.compile(r"^(\?\?\?\+?|!!!)\s+[\w-]+(\s+\"(?P<title>[^\"]*)\")?\s*$")
+HEADING = re.compile(r"^#{1,6}\s+(?P<text>.*?)(\s*\{[^}]*\})?\s*$")
+LINK = re.compile(r"!?\[(?P<text>[^\]]*)\]\([^)]*\)")
+CODE = re.compile(r"`([^`\n]+)`")
+
+
+def inline(line: str) -> str:
+    """Prose without links, bold marks and inline-code backticks (math stays)."""
+    return CODE.sub(r"\1", LINK.sub(r"\g<text>", line)).replace("**", "")
+
+
+def clean(markdown: str) -> str:
+    """The text a reader reads on one page (see the module docstring)."""
+    out: list[str] = []
+    fence, body = "", False  # the open fence ("" outside code); inside an admonition?
+    for raw in COMMENT.sub("", markdown).splitlines():
+        if body and raw.strip() and not raw.startswith("    "):
+            body = False  # the admonition's indented body ended
+        line = raw[4:] if body else raw
+        if fence:
+            mark = line.strip()
+            if mark.startswith(fence) and mark == mark[0] * len(mark):
+                fence = ""
+            else:
+                out.append(line.rstrip())
+            continue
+        if (m := FENCE.match(line.strip())):
+            fence = m["fence"]
+            continue
+        if (adm := ADMONITION.match(line.strip())):
+            out.append(adm["title"] or "")
+            body = True
+            continue
+        if (head := HEADING.match(line)):
+            line = head["text"]
+        out.append(inline(line).strip())
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
+    return text + "\n"
+
+
+def build(lang: str) -> str:
+    """The snapshot of one edition: the cleaned pages in nav order, a blank line apart."""
+    suffix = ".en.md" if lang == "en" else ".md"
+    pages = [(ROOT / "docs" / name).with_suffix("").with_name(name + suffix) for name in PAGES]
+    return "\n".join(clean(p.read_text(encoding="utf-8")) for p in pages)
+
+
+def main(argv: list[str] | None = None) -> int:
+    check = "--check" in (sys.argv[1:] if argv is None else argv)
+    stale = []
+    for lang, path in OUT.items():
+        text = build(lang)
+        if check:
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                stale.append(path.relative_to(ROOT).as_posix())
+        else:
+            path.write_text(text, encoding="utf-8")
+            print(f"{path.relative_to(ROOT)}: {len(text):,} characters")
+    for name in stale:
+        print(f"{name} is stale: run `make model` (or `python -m tools.corpus`)")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
