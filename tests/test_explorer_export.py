@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from selfattn.charlm import FORMAT
+from selfattn.charlm import Vocab, save_checkpoint
 from selfattn.model import CharLM
 from tools import explorer_export, explorer_hook
 from tools.explorer_export import CHECKPOINTS, NAMES, cached, export, write
@@ -21,11 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 CHARS = "abcdefgh 注意力"
 
 
-def small_model(tied: bool = False) -> CharLM:
+def small_model(tied: bool = True) -> CharLM:
     torch.manual_seed(0)
-    model = CharLM(len(CHARS), block_size=8, d_model=16, num_heads=2, num_layers=2)
-    if tied:
-        model.head.weight = model.tok.weight  # one tensor under two names
+    model = CharLM(len(CHARS), block_size=8, d_model=16, num_heads=2, num_layers=2)  # head = tok
+    if not tied:
+        model.head.weight = torch.nn.Parameter(torch.randn_like(model.head.weight))  # its own tensor
     return model
 
 
@@ -44,11 +44,10 @@ def test_every_tensor_comes_back_exactly(tied: bool) -> None:
     assert back.keys() == state.keys()
     for name, t in state.items():
         assert np.array_equal(back[name], t.numpy()), name
-    unique = {id(t.untyped_storage()): t.numel() for t in model.parameters()}
-    assert manifest["bytes"] == len(data) == 4 * sum(unique.values()) + 4 * sum(
-        b.numel() for b in model.buffers())
-    if tied:  # stored once: the head points at the embedding's floats
-        assert manifest["tensors"]["head.weight"]["offset"] == manifest["tensors"]["tok.weight"]["offset"]
+    unique = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
+    assert manifest["bytes"] == len(data) == 4 * unique  # parameters() lists a shared one once
+    same = manifest["tensors"]["head.weight"]["offset"] == manifest["tensors"]["tok.weight"]["offset"]
+    assert same == tied  # tied: stored once, the head points at the embedding's floats
     assert manifest["config"] == {"vocab_size": len(CHARS), "block_size": 8, "d_model": 16,
                                   "num_heads": 2, "num_layers": 2}
     assert manifest["chars"] == CHARS and manifest["checkpoint_sha256"] == "abc"
@@ -75,8 +74,7 @@ def checkpoint(root: Path, lang: str, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     model.tok.weight.data.normal_()
     config = {"vocab_size": len(CHARS), "block_size": 8, "d_model": 16, "num_heads": 2, "num_layers": 2}
-    torch.save({"format": FORMAT, "config": config, "chars": CHARS, "step": 0, "model": model.state_dict(),
-                "optim": {}}, path)  # the layout of selfattn.charlm.save_checkpoint
+    save_checkpoint(path, model, Vocab(CHARS), 0, config, dtype=torch.float16)  # as `make model` does
     return path
 
 
@@ -123,6 +121,12 @@ def test_the_hook_adds_each_editions_weights(tmp_path: Path, lang: str, prefix: 
     assert dest == [f"{prefix}explorer/charlm.bin", f"{prefix}explorer/charlm.json"]
     for f in files:
         assert Path(f.abs_src_path).read_bytes() == (cached(tmp_path, lang) / Path(f.dest_uri).name).read_bytes()
+
+
+def test_the_checkpoints_are_those_of_make_model() -> None:
+    from models.train import EDITIONS
+
+    assert CHECKPOINTS == {lang: out for lang, (_, out, _) in EDITIONS.items()}
 
 
 @pytest.mark.parametrize("lang", CHECKPOINTS)

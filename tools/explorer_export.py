@@ -28,20 +28,18 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "selfattn.explorer/1"
-CHECKPOINTS = {"zh": "models/charlm.zh.pt", "en": "models/charlm.en.pt"}  # per edition
+CHECKPOINTS = {"zh": "models/charlm.pt", "en": "models/charlm.en.pt"}  # `make model` (models/train.py)
 NAMES = ("charlm.json", "charlm.bin")
 CACHE = ".cache/explorer"
 
 
 def load_model(path: Path) -> tuple[Any, str]:
-    """The ``CharLM`` of a ``python -m selfattn.charlm`` checkpoint, in eval mode, and its vocabulary."""
-    from selfattn.charlm import Vocab, load_checkpoint
-    from selfattn.model import CharLM
+    """The float32 ``CharLM`` of a checkpoint, in eval mode, and its vocabulary
+    (``selfattn.charlm.load``)."""
+    from selfattn.charlm import load
 
-    state = load_checkpoint(path)
-    model = CharLM(**state["config"])
-    model.load_state_dict(state["model"])
-    return model.eval(), Vocab(state["chars"]).chars
+    model, vocab = load(path)
+    return model.eval(), vocab.chars
 
 
 def export(model: Any, chars: str, checkpoint_sha256: str = "") -> tuple[dict[str, Any], bytes]:
