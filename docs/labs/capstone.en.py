@@ -37,7 +37,7 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from selfattn.charlm import evaluate, load_corpus, train
+from selfattn.charlm import baselines, evaluate, load, load_corpus, make_optimizer, train
 from selfattn.model import CharLM, generate
 from selfattn.multihead import MultiHeadSelfAttention
 
@@ -45,14 +45,16 @@ T0 = time.perf_counter()
 root = next(
     p
     for p in [Path.cwd(), *Path.cwd().parents]
-    if (p / "docs/labs/data/book.txt").exists()
+    if (p / "docs/labs/data/book.en.txt").exists()
 )
-vocab, train_data, val_data = load_corpus(root / "docs/labs/data/book.txt")
-p = torch.bincount(train_data, minlength=len(vocab.chars)).double() / len(train_data)
-UNIGRAM = -(p * p.log()).nansum().item()  # unigram entropy (character frequencies only)
+vocab, train_data, val_data = load_corpus(root / "docs/labs/data/book.en.txt")
 V = len(vocab.chars)
+UNIGRAM, BIGRAM = baselines(train_data, val_data, V)
 print(f"vocabulary {V}, train {len(train_data)}, validation {len(val_data)} characters")
-print(f"unigram entropy {UNIGRAM:.2f} nats, uniform {math.log(V):.2f} nats")
+print(
+    f"uniform {math.log(V):.2f}, unigram {UNIGRAM:.2f}, bigram {BIGRAM:.2f} nats "
+    "(cross-entropy of the training text's frequencies on the validation text)"
+)
 print(torch.__version__, "threads:", torch.get_num_threads())
 
 # %% [markdown]
@@ -65,10 +67,13 @@ print(torch.__version__, "threads:", torch.get_num_threads())
 STEPS, EVERY = 400, 50
 torch.manual_seed(0)
 model = CharLM(V, block_size=64, d_model=64, num_heads=4, num_layers=2)
-opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+opt = make_optimizer(model, lr=3e-3)
 train_curve, val_curve = [], [(0, evaluate(model, val_data[:8192]))]
 for start in range(0, STEPS, EVERY):
-    train_curve += train(model, train_data, EVERY, batch_size=16, seed=start, opt=opt)
+    train_curve += train(
+        model, train_data, EVERY, batch_size=16, warmup=40, start=start, total=STEPS,
+        seed=start, opt=opt,
+    )
     val_curve.append((start + EVERY, evaluate(model, val_data[:8192])))
 final_val = evaluate(model, val_data)
 
@@ -76,7 +81,8 @@ smooth = [statistics.fmean(train_curve[max(0, i - 19) : i + 1]) for i in range(S
 fig, ax = plt.subplots(figsize=(6.5, 4))
 ax.plot(range(1, STEPS + 1), smooth, label="train (20-step mean)")
 ax.plot(*zip(*val_curve, strict=True), "o-", label="validation")
-ax.axhline(UNIGRAM, color="k", ls="--", lw=1, label=f"unigram entropy {UNIGRAM:.2f}")
+ax.axhline(UNIGRAM, color="k", ls="--", lw=1, label=f"unigram {UNIGRAM:.2f}")
+ax.axhline(BIGRAM, color="C3", ls="--", lw=1, label=f"bigram {BIGRAM:.2f}")
 ax.axhline(
     math.log(V), color="gray", ls=":", lw=1, label=f"uniform ln {V} = {math.log(V):.2f}"
 )
@@ -88,9 +94,9 @@ ax.grid(True, alpha=0.3)
 plt.show()
 print(
     f"final validation loss {final_val:.3f} nats (whole validation split); "
-    f"unigram {UNIGRAM:.3f}; gap {UNIGRAM - final_val:.2f}"
+    f"unigram {UNIGRAM:.3f}, bigram {BIGRAM:.3f}"
 )
-assert final_val < UNIGRAM - 1.0, "validation loss well below unigram: context used"
+assert final_val < BIGRAM, "validation loss well below unigram: context used"
 
 # %% [markdown]
 # The validation loss is more than one nat below the unigram entropy (the dashed line; asserted above): the model has learned more than the character frequencies.
@@ -103,11 +109,43 @@ assert final_val < UNIGRAM - 1.0, "validation loss well below unigram: context u
 
 # %%
 g = torch.Generator().manual_seed(0)
-for prompt in ("def ", "注意力", "## "):
+for prompt in ("def ", "Attention", "The "):
     out = generate(
         model, vocab.encode(prompt)[None], 160, temperature=0.8, top_k=20, generator=g
     )
     print(repr(vocab.decode(out[0])), end="\n\n")
+
+# %% [markdown]
+# ### The committed model (`make model`)
+#
+# The model above trained for 400 steps only. `make model` trains a larger one with the same code (3 layers, $d_\text{model} = 96$), and its checkpoint is committed with the repository. Here we load it, compare it with the baselines on the whole validation split, and generate some text.
+# The share of real words: split the generated text on whitespace, strip the punctuation around each word, and count the words that occur in the corpus.
+
+# %%
+import string
+
+big, big_vocab = load(root / "models/charlm.en.pt")
+meta = torch.load(root / "models/charlm.en.pt", weights_only=True)["meta"]
+big_val = evaluate(big, val_data)
+print(f"committed model, {meta['steps']} steps: validation loss {big_val:.3f}")
+print(f"unigram {UNIGRAM:.3f}, bigram {BIGRAM:.3f}")
+assert big_val < BIGRAM - 0.3, "the committed model beats the bigram"
+
+
+def words(s: str) -> list[str]:
+    return [w for w in (w.strip(string.punctuation) for w in s.split()) if w]
+
+
+prompt = "Attention"
+out = generate(
+    big, big_vocab.encode(prompt)[None], 600, temperature=0.8, top_k=10,
+    generator=torch.Generator().manual_seed(0),
+)
+sample = big_vocab.decode(out[0])
+print(sample)
+known = set(words((root / "docs/labs/data/book.en.txt").read_text(encoding="utf-8")))
+ws = words(sample[len(prompt) :])
+print(f"{len(ws)} words, {sum(w in known for w in ws) / len(ws):.0%} occur in the corpus")
 
 # %% [markdown]
 # ## 3. The attention of each trained head
@@ -210,10 +248,28 @@ def mean_entropy(m: CharLM) -> float:
     return -(w * w.clamp_min(1e-30).log()).sum(-1).mean().item()
 
 
+def spread(xs):
+    mean, std = statistics.fmean(xs), statistics.stdev(xs)
+    return f"{mean:.3f} ± {std:.3f} (min {min(xs):.3f}, max {max(xs):.3f})"
+
+
 D = 64
 SCALES = {"1 (unscaled)": 1.0, "1/sqrt(d_k)": D**-0.5, "1/d_k": 1.0 / D}
 SEEDS, CHECK = (0, 1, 2), (0, 50, 100, 150)
 UNIFORM = statistics.fmean(math.log(i + 1) for i in range(32))
+
+
+@torch.no_grad()
+def score_variance(m: CharLM) -> float:
+    """Variance of the unscaled scores q·k of the first layer on validation windows."""
+    x = m.embed(val_data[: 32 * 64].view(64, 32))
+    q, k, _ = heads(m.blocks[0].attn, m.blocks[0].ln1(x))
+    return (q @ k.transpose(-2, -1)).var().item()
+
+
+score_var = [score_variance(small_model(s)) for s in SEEDS]
+print(f"score variance at initialization: {spread(score_var)}; d_k/9 = {D / 9:.2f}")
+assert all(abs(v / (D / 9) - 1) < 0.15 for v in score_var)
 trained = {}  # (name, seed) -> the trained model
 runs = {}  # (name, seed) -> {"val": [...], "entropy": [...], "train": [...]}
 t = time.perf_counter()
@@ -235,11 +291,6 @@ for name, scale in SCALES.items():
         runs[name, seed], trained[name, seed] = r, m
 print(f"{len(runs)} runs in {time.perf_counter() - t:.0f} s")
 print(f"entropy of uniform causal weights, mean over rows: {UNIFORM:.2f}")
-
-
-def spread(xs):
-    mean, std = statistics.fmean(xs), statistics.stdev(xs)
-    return f"{mean:.3f} ± {std:.3f} (min {min(xs):.3f}, max {max(xs):.3f})"
 
 
 for name in SCALES:
@@ -294,7 +345,8 @@ def first(name, key):
 # at initialization: 1/d_k is closest to uniform, no scaling the sharpest
 assert max(first("1 (unscaled)", "entropy")) < min(first("1/sqrt(d_k)", "entropy"))
 assert max(first("1/sqrt(d_k)", "entropy")) < min(first("1/d_k", "entropy"))
-# after training: attention divided by d_k is still the flattest (highest entropy)
+# after training: no scaling the sharpest, 1/d_k the flattest (on every seed)
+assert max(final("1 (unscaled)", "entropy")) < min(final("1/sqrt(d_k)", "entropy"))
 assert max(final("1/sqrt(d_k)", "entropy")) < min(final("1/d_k", "entropy"))
 # every scaling has learned to use context
 assert all(max(final(name, "val")) < UNIGRAM for name in SCALES)
@@ -336,13 +388,25 @@ def sample_stats(m: CharLM, seed: int) -> tuple[float, int]:
     return torch.bincount(out).max().item() / len(out), len(out.unique())
 
 
+@torch.no_grad()
+def position_losses(m: CharLM, mask: torch.Tensor) -> torch.Tensor:
+    """Validation loss at each of the 32 positions of a window, (32,)."""
+    n = 8192 // 32 * 32
+    x, y = val_data[:n].view(-1, 32), val_data[1 : n + 1].view(-1, 32)
+    logits = m.eval()(x, mask)  # (windows, 32, V)
+    return F.cross_entropy(logits.transpose(1, 2), y, reduction="none").mean(0)
+
+
 leak, honest = [], []
 for seed in SEEDS:
     m = small_model(seed)  # default scale 1/√d_k, same initial weights as experiment 1
     losses = train(m, train_data, 150, batch_size=16, seed=1000 * seed, mask=LEAKY)
+    per_pos = position_losses(m, LEAKY)
     leak.append(
         {
             "train": statistics.fmean(losses[-10:]),
+            "pos_0_30": per_pos[:31].mean().item(),
+            "pos_31": per_pos[31].item(),
             "val_leaky": evaluate(m, val_data[:8192], LEAKY),
             "val_causal": evaluate(m, val_data[:8192]),
             **dict(zip(("top_char", "distinct"), sample_stats(m, seed), strict=True)),
@@ -362,7 +426,7 @@ for seed in SEEDS:
             ),
         }
     )
-for key in ("train", "val_leaky", "val_causal", "top_char", "distinct"):
+for key in ("train", "pos_0_30", "pos_31", "val_leaky", "val_causal", "top_char", "distinct"):
     row = f"{key:10s} leaky mask: {spread([x[key] for x in leak])}"
     if key in honest[0]:
         row += f"\n{'':10s} honest:     {spread([x[key] for x in honest])}"
@@ -407,4 +471,5 @@ assert min(x["val_causal"] for x in leak) > max(x["val_causal"] for x in honest)
 assert min(x["val_causal"] for x in leak) > UNIGRAM
 assert min(x["top_char"] for x in leak) > max(x["top_char"] for x in honest)
 assert min(x["top_char"] for x in leak) > 2 * BOOK_TOP
+assert all(x["pos_31"] > x["pos_0_30"] + 2.0 for x in leak)
 print(f"whole notebook: {time.perf_counter() - T0:.0f} s")

@@ -169,7 +169,7 @@ def train(model: CharLM, data: Tensor, steps: int, *, batch_size: int = 32,
     return losses
 
 
-# --- docs/10-charlm-source.md § 10.7 附：charlm 命令的完整代码 ---
+# --- docs/10-charlm-source.md § 命令行工具 ---
 def save_checkpoint(path: Path, model: CharLM, vocab: "Vocab", step: int,
                     config: dict[str, Any], opt: torch.optim.Optimizer | None = None,
                     meta: dict[str, Any] | None = None,
