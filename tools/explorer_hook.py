@@ -17,7 +17,7 @@ from typing import Any
 from mkdocs.plugins import event_priority
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so that `tools` imports under `mkdocs`
-from tools.explorer_export import NAMES, cached  # noqa: E402
+from tools.explorer_export import NAMES, cached
 
 DEFAULT_LANGUAGE = "zh"  # the edition at the site's root; every other one lives under /<lang>/
 
