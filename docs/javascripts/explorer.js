@@ -136,6 +136,7 @@
       c.style.height = css.h + "px";
       ctx.scale(dpr, dpr);
       const fg = getComputedStyle(document.body).color;
+      const rgb = getComputedStyle(el.tokens).getPropertyValue("--ex-rgb").trim() || "63, 81, 181"; // the palette's
       ctx.font = `${Math.min(12, cell)}px sans-serif`;
       ctx.textAlign = "center";
       ctx.textBaseline = "middle";
@@ -145,7 +146,7 @@
           ctx.fillText(show(m.chars[state.ids[i]]), label / 2, i * cell + cell / 2);
         }
         for (let j = 0; j <= i; j++) {
-          ctx.fillStyle = `rgba(63, 81, 181, ${w[i * n + j]})`; // material's indigo, alpha = weight
+          ctx.fillStyle = `rgba(${rgb}, ${w[i * n + j]})`; // alpha = weight
           ctx.fillRect(label + j * cell, i * cell, cell, cell);
         }
         ctx.fillStyle = "rgba(255, 87, 34, 0.8)"; // deep orange: the row's entropy
@@ -215,6 +216,8 @@
         if (i >= 0 && i < n && i !== state.query) select(i, false);
       });
       window.addEventListener("resize", () => state.run && drawHeat());
+      new MutationObserver(() => state.run && drawHeat()) // the light/dark toggle
+        .observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
       [el.text, el.temp, el.topk, el.generate, el.layer, el.head, el.scale].forEach((e) => { e.disabled = false; });
       update();
       state.timings.length = 0; // the first run is not a keystroke
