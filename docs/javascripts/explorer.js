@@ -121,11 +121,20 @@
       drawHeat();
     }
 
+    // The heatmap's width and colors, read once and again only on resize or a palette change:
+    // reading them after each keystroke's changes would make the browser lay out the page first.
+    const look = {};
+    function measure() {
+      look.width = Math.min(el.heat.parentElement.clientWidth, 560);
+      look.fg = getComputedStyle(document.body).color;
+      look.rgb = getComputedStyle(el.tokens).getPropertyValue("--ex-rgb").trim() || "63, 81, 181";
+    }
+
     // The heatmap: row i = query i, column j = key j, darker = more weight; masked cells (j > i)
     // stay empty. Right of each row, a bar of its entropy (full width = ln n, the uniform row).
     function drawHeat() {
       const c = el.heat, ctx = c.getContext("2d"), dpr = window.devicePixelRatio || 1;
-      const width = Math.min(c.parentElement.clientWidth, 560);
+      const { width, fg, rgb } = look;
       if (!state.run) { c.width = 0; c.height = 0; return; }
       const { n, w, H } = weights(), m = state.model;
       const label = 16, ent = 48, cell = Math.max(2, Math.min(22, Math.floor((width - label - ent - 8) / n)));
@@ -135,8 +144,6 @@
       c.style.width = css.w + "px";
       c.style.height = css.h + "px";
       ctx.scale(dpr, dpr);
-      const fg = getComputedStyle(document.body).color;
-      const rgb = getComputedStyle(el.tokens).getPropertyValue("--ex-rgb").trim() || "63, 81, 181"; // the palette's
       ctx.font = `${Math.min(12, cell)}px sans-serif`;
       ctx.textAlign = "center";
       ctx.textBaseline = "middle";
@@ -191,6 +198,7 @@
         layers: c.num_layers, heads: c.num_heads, d: c.d_model, V: c.vocab_size, bs: c.block_size,
       });
       el.text.value = root.dataset.prompt;
+      measure();
       el.temp.addEventListener("input", () => {
         el["temp-value"].value = (+el.temp.value).toFixed(2);
         if (state.run) drawBars();
@@ -215,8 +223,8 @@
         const cell = (r.height) / n, i = Math.floor((e.clientY - r.top) / cell);
         if (i >= 0 && i < n && i !== state.query) select(i, false);
       });
-      window.addEventListener("resize", () => state.run && drawHeat());
-      new MutationObserver(() => state.run && drawHeat()) // the light/dark toggle
+      window.addEventListener("resize", () => { measure(); if (state.run) drawHeat(); });
+      new MutationObserver(() => { measure(); if (state.run) drawHeat(); }) // the light/dark toggle
         .observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
       [el.text, el.temp, el.topk, el.generate, el.layer, el.head, el.scale].forEach((e) => { e.disabled = false; });
       update();
