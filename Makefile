@@ -2,6 +2,7 @@
 #   make serve   serve the book at http://127.0.0.1:8000/selfattn/ (re-tangles and reloads on save)
 #   make serve-timing   time that loop: save a chapter (and a lab), seconds until the browser reloads
 #   make test    run every test: tangle check, strict site build, unit tests and every code block
+#   make model   retrain the committed models of chapter 10 (models/*.pt; minutes, not part of make test)
 # Both create or reuse .venv and install what they need, the CPU build of torch first.
 
 PYTHON     ?= python3

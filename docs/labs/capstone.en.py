@@ -22,8 +22,8 @@
 # 5. experiment 2: a causal mask that peeks at the next character, over several random seeds.
 #
 # Download: the [Jupyter notebook](capstone.ipynb), or the [source file](capstone.py) in jupytext percent format (it also runs as a plain Python script).
-# The whole notebook takes about a minute on an idle 2-core CPU (the last cell prints the actual time); all losses are in nats per character.
-# The corpus is the Chinese edition of the book, so the prompts and the generated samples are Chinese text.
+# The whole notebook takes a few minutes on a 2-core CPU (the last cell prints the actual time); all losses are in nats per character.
+# The corpus is the text of the English edition (`docs/labs/data/book.en.txt`), so the prompts and the generated samples are English.
 # **The trained numbers and the generated text vary by machine** (the CPU and the number of threads change the order of floating-point additions); the assertions below check only conclusions that hold across seeds.
 
 # %%
@@ -37,7 +37,9 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from selfattn.charlm import baselines, evaluate, load, load_corpus, make_optimizer, train
+from selfattn.charlm import (
+    baselines, evaluate, load, load_corpus, make_optimizer, train,
+)
 from selfattn.model import CharLM, generate
 from selfattn.multihead import MultiHeadSelfAttention
 
@@ -96,16 +98,16 @@ print(
     f"final validation loss {final_val:.3f} nats (whole validation split); "
     f"unigram {UNIGRAM:.3f}, bigram {BIGRAM:.3f}"
 )
-assert final_val < BIGRAM, "validation loss well below unigram: context used"
+assert final_val < UNIGRAM - 0.5, "validation loss well below the unigram baseline: context used"
 
 # %% [markdown]
-# The validation loss is more than one nat below the unigram entropy (the dashed line; asserted above): the model has learned more than the character frequencies.
-# The training loss is below the validation loss partly because of overfitting, and partly because the validation split is the end of the book (chapter 9), whose style differs somewhat from the earlier chapters.
+# The validation loss is more than half a nat below the unigram baseline (the black dashed line; asserted above): the model has learned more than the character frequencies. Whether 400 steps also beat the bigram baseline (the red line) depends on the edition; the committed model below must beat it.
+# The training loss is below the validation loss partly because of overfitting, and partly because the validation split is the end of the book (the end of chapter 8 and chapter 9), whose style differs somewhat from the earlier chapters.
 
 # %% [markdown]
 # ## 2. Generated text
 #
-# Temperature 0.8, sampling only among the 20 most likely characters. The prompt "注意力" means "attention". **These texts vary by machine.**
+# Temperature 0.8, sampling only among the 20 most likely characters. **These texts vary by machine.**
 
 # %%
 g = torch.Generator().manual_seed(0)
@@ -138,14 +140,15 @@ def words(s: str) -> list[str]:
 
 prompt = "Attention"
 out = generate(
-    big, big_vocab.encode(prompt)[None], 600, temperature=0.8, top_k=10,
+    big, big_vocab.encode(prompt)[None], 600, temperature=0.7, top_k=10,
     generator=torch.Generator().manual_seed(0),
 )
 sample = big_vocab.decode(out[0])
 print(sample)
 known = set(words((root / "docs/labs/data/book.en.txt").read_text(encoding="utf-8")))
 ws = words(sample[len(prompt) :])
-print(f"{len(ws)} words, {sum(w in known for w in ws) / len(ws):.0%} occur in the corpus")
+share = sum(w in known for w in ws) / len(ws)
+print(f"{len(ws)} words, {share:.0%} of them occur in the corpus")
 
 # %% [markdown]
 # ## 3. The attention of each trained head
@@ -356,10 +359,10 @@ print("1/d_k worse than 1/sqrt(d_k) on every seed:", min(flat_val) > max(sqrt_va
 print("unscaled worse than 1/sqrt(d_k) on every seed:", min(raw_val) > max(sqrt_val))
 
 # %% [markdown]
-# Reading the results (only the ordering of the entropies and "all below the unigram entropy" are asserted):
+# Reading the results (only the ordering of the entropies and "all below the unigram" are asserted):
 #
-# - **Attention entropy**: the differences between the three scalings are far larger than those between seeds. Unscaled weights are the sharpest, and with division by $d_k$ they are close to uniform (the dotted line), as chapter 4 found on random vectors.
-# - **Validation loss**: the differences are small, of the same order as the spread. The two lines above print whether "worse on every seed" holds; in the build at the time of writing, no scaling was about 0.1 nat worse than dividing by $\sqrt{d_k}$ on every seed, while dividing by $d_k$ and by $\sqrt{d_k}$ could not be told apart.
+# - **Attention entropy**: the differences between the three scalings are far larger than those between seeds. Unscaled weights are the sharpest, and with division by $d_k$ they are close to uniform (the dotted line), as chapter 4 found on random vectors. At initialization the ordering holds by construction (same weights, scores that differ by a positive factor); after training it is a measurement, asserted on every seed.
+# - **Validation loss**: the differences are small, of the same order as the spread. The two lines above print whether "worse on every seed" holds; that is all we claim about the loss.
 #   With a model this small and training this short, the wrong scaling changes the shape of the attention, not whether training succeeds.
 
 # %% [markdown]
@@ -426,12 +429,15 @@ for seed in SEEDS:
             ),
         }
     )
-for key in ("train", "pos_0_30", "pos_31", "val_leaky", "val_causal", "top_char", "distinct"):
+KEYS = (
+    "train", "pos_0_30", "pos_31", "val_leaky", "val_causal", "top_char", "distinct",
+)
+for key in KEYS:
     row = f"{key:10s} leaky mask: {spread([x[key] for x in leak])}"
     if key in honest[0]:
         row += f"\n{'':10s} honest:     {spread([x[key] for x in honest])}"
     print(row)
-print(f"unigram entropy {UNIGRAM:.3f}; book: most common character {BOOK_TOP:.3f}")
+print(f"unigram {UNIGRAM:.3f}; book: most common character {BOOK_TOP:.3f}")
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.6))
@@ -462,8 +468,8 @@ for name, mdl in (("leaky", m), ("honest", trained["1/sqrt(d_k)", SEEDS[-1]])):
     print(f"{name} model, sample (machine-dependent): {vocab.decode(out[0])!r}")
 
 # %% [markdown]
-# Asserted (all 3 seeds satisfy it): the peeking model's training loss is far below the honest model's; with the correct mask back, its validation loss is higher than the honest model's, worse even than the unigram model's;
-# and its generated text has degenerated: the share of its most common character is higher than the honest model's, and far higher than that character's share in the book.
+# Asserted (all 3 seeds satisfy it): the peeking model's training loss is far below the honest model's, but not 0: position 31, the last of the window, cannot see its target (the character after the window), so its loss stays more than 2 nats above that of positions 0–30 and puts a floor under the mean;
+# with the correct mask back, its validation loss is higher than the honest model's, worse even than the unigram model's; and its generated text has degenerated: the share of its most common character is higher than the honest model's, and far higher than that character's share in the book.
 
 # %%
 assert max(x["train"] for x in leak) < min(x["train"] for x in honest) - 1.0
