@@ -242,6 +242,7 @@ def use_page(page: Any, lang: str) -> dict[str, Any]:
     page.wait_for_function("() => !window.explorerPage.generating")
     ui["generated"] = page.evaluate("() => [...document.getElementById('ex-text').value].length") - 4
     ui["focus_after_generate"] = page.evaluate("() => document.activeElement.id")
+    box.fill(page.evaluate("() => document.getElementById('explorer').dataset.prompt"))  # the shots: as it opens
     for name, target in (("1280x900", "explorer"), ("1280x900-attention", "attention")):
         page.evaluate(f"() => document.getElementById('{target}').scrollIntoView()")
         page.screenshot(path=str(SCREENSHOTS / f"explorer-{lang}-{name}.jpg"), type="jpeg", quality=85)
