@@ -1,0 +1,138 @@
+"""tools/explorer_export.py and tools/explorer_hook.py: the explorer's weights, exported once per
+checkpoint, exactly, and added to each edition's build (the browser side: tests/test_explorer.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from selfattn.charlm import Vocab, save_checkpoint
+from selfattn.model import CharLM
+from tools import explorer_export, explorer_hook
+from tools.explorer_export import CHECKPOINTS, NAMES, cached, export, write
+
+ROOT = Path(__file__).resolve().parents[1]
+CHARS = "abcdefgh 注意力"
+
+
+def small_model(tied: bool = True) -> CharLM:
+    torch.manual_seed(0)
+    model = CharLM(len(CHARS), block_size=8, d_model=16, num_heads=2, num_layers=2)  # head = tok
+    if not tied:
+        model.head.weight = torch.nn.Parameter(torch.randn_like(model.head.weight))  # its own tensor
+    return model
+
+
+def read_back(manifest: dict[str, Any], data: bytes) -> dict[str, np.ndarray]:
+    floats = np.frombuffer(data, dtype="<f4")
+    return {name: floats[e["offset"] : e["offset"] + int(np.prod(e["shape"]))].reshape(e["shape"])
+            for name, e in manifest["tensors"].items()}
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_every_tensor_comes_back_exactly(tied: bool) -> None:
+    model = small_model(tied)
+    manifest, data = export(model, CHARS, "abc")
+    back = read_back(manifest, data)
+    state = model.state_dict()
+    assert back.keys() == state.keys()
+    for name, t in state.items():
+        assert np.array_equal(back[name], t.numpy()), name
+    unique = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
+    assert manifest["bytes"] == len(data) == 4 * unique  # parameters() lists a shared one once
+    same = manifest["tensors"]["head.weight"]["offset"] == manifest["tensors"]["tok.weight"]["offset"]
+    assert same == tied  # tied: stored once, the head points at the embedding's floats
+    assert manifest["config"] == {"vocab_size": len(CHARS), "block_size": 8, "d_model": 16,
+                                  "num_heads": 2, "num_layers": 2}
+    assert manifest["chars"] == CHARS and manifest["checkpoint_sha256"] == "abc"
+
+
+def test_a_vocabulary_of_the_wrong_size_is_refused() -> None:
+    with pytest.raises(ValueError, match="7 characters for vocab_size=12"):
+        export(small_model(), CHARS[:7])
+
+
+def test_write_only_what_changed(tmp_path: Path) -> None:
+    manifest, data = export(small_model(), CHARS)
+    assert write(manifest, data, tmp_path) == [tmp_path / name for name in NAMES]
+    assert write(manifest, data, tmp_path) == []  # unchanged: nothing written (mkdocs serve would loop)
+    manifest["checkpoint_sha256"] = "new"
+    assert write(manifest, data, tmp_path) == [tmp_path / NAMES[0]]
+    assert json.loads((tmp_path / NAMES[0]).read_text(encoding="utf-8"))["checkpoint_sha256"] == "new"
+
+
+def checkpoint(root: Path, lang: str, seed: int = 0) -> Path:
+    path = root / CHECKPOINTS[lang]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model = small_model()
+    torch.manual_seed(seed)
+    model.tok.weight.data.normal_()
+    config = {"vocab_size": len(CHARS), "block_size": 8, "d_model": 16, "num_heads": 2, "num_layers": 2}
+    save_checkpoint(path, model, Vocab(CHARS), 0, config, dtype=torch.float16)  # as `make model` does
+    return path
+
+
+def test_exported_once_per_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    load = explorer_export.load_model
+    monkeypatch.setattr(explorer_export, "load_model", lambda p: calls.append(p) or load(p))
+    checkpoint(tmp_path, "zh")
+    first = cached(tmp_path, "zh")
+    mtimes = [os.stat(first / n).st_mtime_ns for n in NAMES]
+    assert cached(tmp_path, "zh") == first and len(calls) == 1  # the second build finds it: no torch.load
+    assert [os.stat(first / n).st_mtime_ns for n in NAMES] == mtimes
+    checkpoint(tmp_path, "zh", seed=1)  # a new checkpoint: exported again, the old export removed
+    second = cached(tmp_path, "zh")
+    assert second != first and not first.exists() and len(calls) == 2
+    manifest = json.loads((second / NAMES[0]).read_text(encoding="utf-8"))
+    assert manifest["checkpoint_sha256"] == explorer_export.sha256(tmp_path / CHECKPOINTS["zh"])
+
+
+def test_a_missing_checkpoint_names_make_model(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="make model"):
+        cached(tmp_path, "en")
+
+
+class _I18n:
+    def __init__(self, lang: str) -> None:
+        self.current_language = lang
+
+
+@pytest.mark.parametrize(("lang", "prefix"), [("zh", ""), ("en", "en/")])
+def test_the_hook_adds_each_editions_weights(tmp_path: Path, lang: str, prefix: str) -> None:
+    from mkdocs.config.defaults import MkDocsConfig
+    from mkdocs.structure.files import Files
+
+    checkpoint(tmp_path, lang)
+    (tmp_path / "docs").mkdir()
+    config = MkDocsConfig(config_file_path=str(tmp_path / "mkdocs.yml"))
+    config.load_dict({"site_name": "t", "docs_dir": str(tmp_path / "docs"), "site_dir": str(tmp_path / "site")})
+    assert not config.validate()[0]
+    config.plugins["i18n"] = _I18n(lang)  # type: ignore[index]
+    config.plugins._current_plugin = "tests"  # type: ignore[attr-defined]  # set by mkdocs while it runs a hook
+    files = explorer_hook.on_files(Files([]), config)
+    dest = sorted(f.dest_uri for f in files)
+    assert dest == [f"{prefix}explorer/charlm.bin", f"{prefix}explorer/charlm.json"]
+    for f in files:
+        assert Path(f.abs_src_path).read_bytes() == (cached(tmp_path, lang) / Path(f.dest_uri).name).read_bytes()
+
+
+def test_the_checkpoints_are_those_of_make_model() -> None:
+    from models.train import EDITIONS
+
+    assert CHECKPOINTS == {lang: out for lang, (_, out, _) in EDITIONS.items()}
+
+
+@pytest.mark.parametrize("lang", CHECKPOINTS)
+def test_each_editions_checkpoint_exports(lang: str) -> None:
+    """The committed checkpoints load and export; their vocabulary is the manifest's."""
+    model, chars = explorer_export.load_model(ROOT / CHECKPOINTS[lang])
+    manifest, data = export(model, chars)
+    assert manifest["config"]["vocab_size"] == len(chars) == model.tok.num_embeddings
+    assert len(data) == manifest["bytes"]

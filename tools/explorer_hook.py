@@ -1,0 +1,40 @@
+"""MkDocs hook of the attention explorer (registered under ``hooks:`` in ``mkdocs.yml``).
+
+``on_files`` adds the explorer's weights to each edition's build: ``explorer/charlm.json`` and
+``explorer/charlm.bin`` for the Chinese edition, ``en/explorer/...`` for the English one, each
+from its own checkpoint (``tools.explorer_export.CHECKPOINTS``). The page ``explorer/`` fetches
+them by relative URL. The files are exported into ``.cache/explorer/`` once per checkpoint and
+copied from there: nothing is written into ``docs/``, so ``mkdocs serve`` does not reload in a
+loop, and a rebuild that finds the export in the cache does not import torch.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from mkdocs.plugins import event_priority
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so that `tools` imports under `mkdocs`
+from tools.explorer_export import NAMES, cached
+
+DEFAULT_LANGUAGE = "zh"  # the edition at the site's root; every other one lives under /<lang>/
+
+
+def language(config: Any) -> str:
+    """The edition being built: mkdocs-static-i18n builds the default one first, then each other one."""
+    i18n = getattr(config, "plugins", {}).get("i18n")
+    return getattr(i18n, "current_language", None) or DEFAULT_LANGUAGE
+
+
+@event_priority(-300)  # after mkdocs-static-i18n (-100), which replaces the files per language
+def on_files(files: Any, config: Any) -> Any:
+    from mkdocs.structure.files import File
+
+    lang = language(config)
+    folder = cached(Path(config.config_file_path).parent, lang)
+    prefix = "" if lang == DEFAULT_LANGUAGE else f"{lang}/"
+    for name in NAMES:
+        files.append(File.generated(config, f"{prefix}explorer/{name}", abs_src_path=str(folder / name)))
+    return files
