@@ -351,6 +351,16 @@ def test_committed_model_is_small_and_beats_the_bigram(lang: str) -> None:
         assert meta["real_words"] >= 0.8, meta
 
 
+def test_the_source_fingerprint_is_the_code_not_its_comments_or_docstrings() -> None:
+    """A comment or docstring edit leaves a committed model current; a code edit does not."""
+    text = (ROOT / "src/selfattn/functional.py").read_text(encoding="utf-8")
+    base = train_mod.code_only(text)
+    assert train_mod.code_only(text.replace('"""', '"""Edited. ', 1)) == base
+    assert train_mod.code_only(text + "\n# a new comment\n") == base
+    assert "dim=-1, dtype" in text
+    assert train_mod.code_only(text.replace("dim=-1, dtype", "dim=-2, dtype", 1)) != base
+
+
 def test_the_hashed_sources_are_what_charlm_imports() -> None:
     """SOURCES lists selfattn.charlm and every package module it imports (transitively)."""
     src = ROOT / "src/selfattn"

