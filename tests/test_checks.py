@@ -182,6 +182,13 @@ def test_each_bug_fails_the_right_checks(bug: str) -> None:
     assert failed(naive(output_only=True, **kw)) == (output_only or [names])[0]  # type: ignore[arg-type]
 
 
+def test_a_mask_built_for_n_q_by_n_q_raises_and_the_report_goes_on() -> None:
+    """Chapter 6's claim (6.9): causal ones(n_q, n_q) raises when n_q != n_k; the failure is recorded."""
+    results = check_all(naive(causal="square"), verbose=False)
+    assert len(results) == 7
+    assert results[0].message.startswith("rows_sum_to_one: fn raised RuntimeError")
+
+
 def test_failure_messages_say_what_and_where() -> None:
     results = {r.name: r for r in check_all(naive(dim=-2), verbose=False)}
     r = results["rows_sum_to_one"]

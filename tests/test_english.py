@@ -309,7 +309,7 @@ def test_the_setup_cell_speaks_each_editions_language() -> None:
     assert cjk(zh) > 0 and count_code(en) == Counter(), count_code(en)
     tree_zh, strings_zh, magics_zh = shape(zh)
     tree_en, strings_en, magics_en = shape(en)
-    assert tree_zh == tree_en and magics_zh == magics_en == ["%pip install -q {spec}"]
+    assert tree_zh == tree_en and magics_zh == magics_en == ['%pip install -q "{spec}"']
     differ = [(a, b) for a, b in zip(strings_zh, strings_en, strict=True) if a != b]
     assert differ == [("正在安装本书的配套包：{}", "Installing the book's package: {}")], differ
     assert 'SELFATTN_VERSION = "9.9.9"' in en and "selfattn==9.9.9" in en.splitlines()[0]

@@ -8,10 +8,13 @@ collapsed ``???`` admonition. A fence inside an open ``!!!`` box or a content ta
 removed from the shown code, so they are not counted.
 
 The test prints, per chapter page and edition, the longest such block (``pytest -s``
-shows it; the assertion message repeats it). Chapters 1-4 must keep it within LIMIT
-lines; the pages listed in OVER_LIMIT are known to be longer today: the list may only
-shrink, and a listed page that already meets the limit makes the test fail, so that it is
-taken off the list.
+shows it; the assertion message repeats it). Every chapter page (chapters 1-10) must keep
+it within LIMIT lines; the pages listed in OVER_LIMIT are known to be longer today: the
+list may only shrink, and a listed page that already meets the limit makes the test fail,
+so that it is taken off the list.
+
+The same pages have a size budget (issue 19): under 35 KiB in Chinese, 40 KiB in English,
+figure code included, in bytes of UTF-8.
 """
 
 from __future__ import annotations
@@ -25,14 +28,17 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 LIMIT = 25
 CHAPTER = re.compile(r"^(?P<num>\d\d)-[\w-]+(?P<en>\.en)?\.md$")
-LIMITED = {1, 2, 3, 4}  # the chapters held to LIMIT
-# Pages of chapters 1-4 longer than LIMIT today. Only shrinks: remove a page once it fits.
+LIMITED = set(range(1, 11))  # the chapters held to LIMIT: all of them
+# Chapter pages longer than LIMIT today. Only shrinks: remove a page once it fits.
 OVER_LIMIT = {
     # ch1: the timing block of 1.1 (46 lines); the branch that turns its wall-clock assert
     # into counts splits it into blocks of 18, 24 and 23 lines: drop ch1 here when it lands.
     "01-problem.md", "01-problem.en.md",
-    "03-qkv-formula.md", "03-qkv-formula.en.md",
+    # ch7 (26 lines at 7.1) and 8.2 (30 lines): being edited on other branches.
+    "07-pitfalls.md", "07-pitfalls.en.md",
+    "08-engineering.md", "08-engineering.en.md",
 }
+MAX_BYTES = {"zh": 35 * 1024, "en": 40 * 1024}  # 35,840 and 40,960
 ADMONITION = re.compile(r"^(?P<indent>[ \t]*)(?P<kind>\?\?\?\+?|!!!|===)\s")
 
 
@@ -87,7 +93,7 @@ def table() -> dict[str, tuple[int, int]]:
 
 
 def render(rows: dict[str, tuple[int, int]]) -> str:
-    out = [f"{'page':<28} {'lines':>5} {'at line':>7}  (limit {LIMIT} for chapters 1-4)"]
+    out = [f"{'page':<28} {'lines':>5} {'at line':>7}  (limit {LIMIT})"]
     for name, (n, line) in rows.items():
         flag = " *" if int(name[:2]) in LIMITED and n > LIMIT else ""
         out.append(f"{name:<28} {n:>5} {line:>7}{flag}")
@@ -121,3 +127,13 @@ def test_longest_reading_block_per_chapter() -> None:
     assert not new, f"over {LIMIT} lines in the reading path: {new}\n{text}"
     fixed = sorted(OVER_LIMIT - over)
     assert not fixed, f"now within {LIMIT} lines: take {fixed} off OVER_LIMIT\n{text}"
+
+
+def test_chapter_pages_within_their_size() -> None:
+    sizes = {p.name: len(p.read_bytes()) for p in chapter_pages()}
+    print("\n" + "\n".join(f"{name:<28} {n:>6}" for name, n in sizes.items()))
+    over = {
+        name: n for name, n in sizes.items()
+        if n > MAX_BYTES["en" if name.endswith(".en.md") else "zh"]
+    }
+    assert not over, f"over {MAX_BYTES} bytes: {over}"

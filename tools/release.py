@@ -6,8 +6,10 @@ setup cell that opens every notebook the site offers.
   (no network, no build isolation, nothing left behind in the repository), cached under
   ``.cache/wheel/<hash of the sources>/`` so that ``mkdocs serve`` does not rebuild it on every save.
 * :func:`setup_cell` is the first code cell of every chapter and lab notebook: it does nothing
-  where ``selfattn`` at the book's version imports (or inside the book's repository), and
-  otherwise installs exactly that version with ``%pip``, or the wheel named by ``$SELFATTN_WHEEL``.
+  where ``selfattn`` at the book's version and matplotlib import (or inside the book's
+  repository), and otherwise installs exactly that version with its ``plot`` extra (matplotlib,
+  which the figure cells need) with ``%pip``, or the wheel named by ``$SELFATTN_WHEEL`` with the
+  same extra.
   Its comments and the message it prints are in the language of the notebook's edition.
 
 Usage::
@@ -101,14 +103,16 @@ if repo is not None:
     sys.path.insert(0, str(repo / "src"))  # $in_repo
 else:
     try:
+        import matplotlib
         import selfattn
         ready = selfattn.__version__ == SELFATTN_VERSION
     except ImportError:
         ready = False
     if not ready:
-        spec = os.environ.get("SELFATTN_WHEEL") or f"selfattn=={SELFATTN_VERSION}"
+        wheel = os.environ.get("SELFATTN_WHEEL")
+        spec = f"{wheel}[plot]" if wheel else f"selfattn[plot]=={SELFATTN_VERSION}"
         print(f"$installing{spec}")
-        %pip install -q {spec}
+        %pip install -q "{spec}"
 ''')
 
 # The setup cell's words in each edition's language (the code is the same): "zh" for the Chinese
@@ -116,17 +120,19 @@ else:
 SETUP_WORDS = {
     "zh": {
         "intro": (
-            "# 环境准备：本书的代码需要 selfattn=={version}。已能导入这个版本（或在本书仓库中运行）时，\n"
-            "# 本单元什么也不做；否则用 %pip 安装它（设置 SELFATTN_WHEEL 可改为安装一个 wheel 文件）。"
+            "# 环境准备：本书的代码需要 selfattn=={version}，画图还需要 matplotlib。\n"
+            "# 两者都能导入（或在本书仓库中运行）时，本单元什么也不做；否则用 %pip 安装\n"
+            "# selfattn[plot]（带上 matplotlib）。设置 SELFATTN_WHEEL 可改为安装一个 wheel 文件。"
         ),
         "in_repo": "在仓库中：直接使用 src/ 里的代码",
         "installing": "正在安装本书的配套包：",
     },
     "en": {
         "intro": (
-            "# Setup: the book's code needs selfattn=={version}. Where this version imports already\n"
-            "# (or inside the book's repository), this cell does nothing. Otherwise it installs it\n"
-            "# with %pip (set SELFATTN_WHEEL to install a wheel file instead)."
+            "# Setup: the book's code needs selfattn=={version}, and its figures need matplotlib.\n"
+            "# Where both import (or inside the book's repository), this cell does nothing.\n"
+            "# Otherwise it installs selfattn[plot] with %pip, which brings matplotlib. Set\n"
+            "# SELFATTN_WHEEL to install a wheel file instead (with the same extra)."
         ),
         "in_repo": "in the repository: use the code in src/",
         "installing": "Installing the book's package: ",

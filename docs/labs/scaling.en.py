@@ -213,9 +213,43 @@ assert q_dead[-1] > 0.3 and dead_64 < q_dead[-1] / 2, "the share grows with d_k"
 
 # %% [markdown]
 # Without scaling, the median collapses toward 0 as $d_k$ grows: at $d_k = 512$, about half of the queries are saturated and stop learning (the shares printed above). Here the components of $q$ and $k$ have variance 1.
-# With a smaller variance far fewer queries saturate: under the default initialization of `nn.Linear` the variance is about 1/3, and at $d_k = 64$ not a single row does ([chapter 4, section 4.4](../../04-why-sqrt-dk/#gradient-at-q)).
-# The mean, however, keeps rising: the queries that are not saturated get an extra factor of about $\sqrt{d_k}$ in their gradient (the net effect is smaller; chapter 4 measures it).
+# With a smaller variance far fewer queries saturate: under the default initialization of `nn.Linear` the variance is about 1/3, and at $d_k = 64$ not a single row does (section 5 below).
+# The mean, however, keeps rising: the queries that are not saturated get an extra factor of about $\sqrt{d_k}$ in their gradient (the net effect is smaller; section 5 measures it).
 # The total gradient of $W_q$ is therefore dominated by these rows and is several times the scaled one. Everything runs in float32, and there is no NaN.
 # After dividing by $\sqrt{d_k}$, the mean and the median almost coincide and do not change with $d_k$: every query receives a gradient of similar size.
+
+# %% [markdown]
+# ## 5. How many rows stop learning: the variance of the components
+#
+# In section 4 the components of $q$ and $k$ have variance 1. Chapter 5's `SelfAttention` uses the default initialization of `nn.Linear`, which gives components of variance about 1/3 (chapter 4, section 4.5), and the original paper uses $d_k = 64$ per head.
+# Below, for these two variances and two values of $d_k$, we count the rows whose gradient is below 0.01 without the scaling. For the other rows we compare the mean gradient without and with the scaling.
+# The per-row multiplier $s\lVert k_j\rVert$ differs by a factor of $\sqrt{d_k}$, but the gradient at the softmax input differs too, so the net effect has to be measured.
+
+# %%
+torch.manual_seed(0)
+B = 2000  # 2000 queries, as in chapter 4, section 4.4
+print(" var  d_k | unscaled: rows < 0.01 | other rows: unscaled / scaled")
+res = {}
+for var in (1.0, 1 / 3):  # 1/3: under nn.Linear's init
+    for d_k in (64, 512):
+        q = torch.randn(B, d_k) * var**0.5  # (B, d_k)
+        k = torch.randn(B, N_KEYS, d_k) * var**0.5  # (B, n, d_k)
+        g = torch.randn(B, N_KEYS)  # (B, n): upstream gradient
+        dq = {}
+        for s in (1.0, d_k**-0.5):
+            qs = q.clone().requires_grad_()
+            z = (k @ qs[:, :, None]).squeeze(-1) * s  # (B, n)
+            (grad,) = torch.autograd.grad((z.softmax(dim=-1) * g).sum(), qs)
+            dq[s] = grad.norm(dim=-1)  # (B,)
+        dead = dq[1.0] < 0.01  # rows that stop learning unscaled
+        gain = (dq[1.0][~dead].mean() / dq[d_k**-0.5][~dead].mean()).item()
+        res[var, d_k] = dead.float().mean().item(), gain
+        print(f"{var:4.2f} {d_k:>4} | {res[var, d_k][0]:>21.0%} | {gain:>29.1f}")
+assert res[1.0, 512][0] > 0.4 and res[1 / 3, 64][0] < 0.01, "share: conditions"
+assert 5 < res[1.0, 512][1] < 512**0.5, "other rows: net gain ~10x, below √d_k"
+
+# %% [markdown]
+# With variance 1, about half of the rows stop learning at $d_k = 512$, and about one in six at $d_k = 64$. With variance 1/3 and $d_k = 64$ (the default initialization with the original paper's head size), not a single row does.
+# The other rows get a net gain of 5 to 15; with variance 1 and $d_k = 512$ it is about 9, not $\sqrt{512} \approx 23$.
 #
 # Try it: change `N_KEYS` to 256, or extend `D_KS` to 4096, and run again.

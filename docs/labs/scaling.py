@@ -213,9 +213,43 @@ assert q_dead[-1] > 0.3 and dead_64 < q_dead[-1] / 2, "停止学习的比例随 
 
 # %% [markdown]
 # 不缩放时，中位数随 $d_k$ 塌向 0：$d_k = 512$ 时约一半的查询已经饱和，停止学习（上面打印的比例）。这里 $q$、$k$ 的分量方差为 1；
-# 方差更小时饱和的查询少得多，例如 `nn.Linear` 默认初始化的方差约 1/3，$d_k = 64$ 时一行也没有（[第 4 章 4.4 节](../../04-why-sqrt-dk/#gradient-at-q)）。
-# 均值却一路上升：没有饱和的查询，梯度多乘了约 $\sqrt{d_k}$（净效果小一些，第 4 章量过）。
+# 方差更小时饱和的查询少得多，例如 `nn.Linear` 默认初始化的方差约 1/3，$d_k = 64$ 时一行也没有（下面第 5 节）。
+# 均值却一路上升：没有饱和的查询，梯度多乘了约 $\sqrt{d_k}$（净效果小一些，第 5 节量过）。
 # 于是 $W_q$ 的总梯度被这些行主导，比缩放时大好几倍。全程 float32，没有 NaN。
 # 除以 $\sqrt{d_k}$ 后，均值和中位数几乎重合，也不随 $d_k$ 变化：每个查询都收到大小相近的梯度。
+
+# %% [markdown]
+# ## 5. 停止学习的行有多少：看分量的方差
+#
+# 第 4 节的 $q$、$k$ 分量方差为 1。第 5 章的 `SelfAttention` 用 `nn.Linear` 的默认初始化，分量方差约为 1/3（第 4 章 4.5 节）；原论文每个头的 $d_k = 64$。
+# 下面在这两种方差、两个 $d_k$ 下，数一数不缩放时梯度不到 0.01 的行，再对其余的行比较不缩放与缩放的平均梯度。
+# 每一行的乘数 $s\lVert k_j\rVert$ 相差 $\sqrt{d_k}$ 倍，但 softmax 输入处的梯度也不同，净效果要量出来。
+
+# %%
+torch.manual_seed(0)
+B = 2000  # 2000 个查询，与第 4 章 4.4 节相同
+print(" var  d_k | unscaled: rows < 0.01 | other rows: unscaled / scaled")
+res = {}
+for var in (1.0, 1 / 3):  # 1/3：nn.Linear 默认初始化下的方差
+    for d_k in (64, 512):
+        q = torch.randn(B, d_k) * var**0.5  # (B, d_k)
+        k = torch.randn(B, N_KEYS, d_k) * var**0.5  # (B, n, d_k)
+        g = torch.randn(B, N_KEYS)  # (B, n)：上游梯度
+        dq = {}
+        for s in (1.0, d_k**-0.5):
+            qs = q.clone().requires_grad_()
+            z = (k @ qs[:, :, None]).squeeze(-1) * s  # (B, n)
+            (grad,) = torch.autograd.grad((z.softmax(dim=-1) * g).sum(), qs)
+            dq[s] = grad.norm(dim=-1)  # (B,)
+        dead = dq[1.0] < 0.01  # 不缩放时几乎停止学习的行
+        gain = (dq[1.0][~dead].mean() / dq[d_k**-0.5][~dead].mean()).item()
+        res[var, d_k] = dead.float().mean().item(), gain
+        print(f"{var:4.2f} {d_k:>4} | {res[var, d_k][0]:>21.0%} | {gain:>29.1f}")
+assert res[1.0, 512][0] > 0.4 and res[1 / 3, 64][0] < 0.01, "停止学习的比例看条件"
+assert 5 < res[1.0, 512][1] < 512**0.5, "其余的行：净放大约 10 倍，小于 √d_k"
+
+# %% [markdown]
+# 方差为 1 时，$d_k = 512$ 约一半的行停止学习，$d_k = 64$ 约六分之一；方差为 1/3、$d_k = 64$（默认初始化加上原论文的头维度）时一行也没有。
+# 其余的行，梯度净放大 5 到 15 倍；方差为 1、$d_k = 512$ 时约 9 倍，而不是 $\sqrt{512} \approx 23$ 倍。
 #
 # 试一试：把 `N_KEYS` 改成 256，或者把 `D_KS` 扩展到 4096，重新运行。
