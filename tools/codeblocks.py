@@ -1,0 +1,112 @@
+"""The programs pytest-codeblocks runs from a page, with the page's line numbers.
+
+pytest-codeblocks 0.18 does not give a ``<!--pytest-codeblocks:cont-->`` fence a namespace of
+its own: it appends the fence's code to the previous block, and the whole *chain* runs as one
+program, ``exec``'d in a fresh namespace, its printed output compared with the expected output
+of the chain (if any). :func:`chains` follows the plugin's own reading of the page
+(``pytest_codeblocks.main.extract_from_buffer``), line by line, and keeps for each line of a
+program the page line it came from, so that a check can name ``docs/PAGE.md:LINE``.
+``tests/test_notebooks.py`` proves that the programs are exactly those pytest-codeblocks
+collects; the notebook proof there and ``tests/test_no_timing_asserts.py`` read them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DIRECTIVE = re.compile(r"<!--[-\s]*pytest-codeblocks:(.*)-->")
+MARK = re.compile(r"<!--[-\s]*(pytest\.mark\..*)-->")
+
+
+@dataclass
+class Chain:
+    """One program of pytest-codeblocks: a fence and the ``cont`` fences appended to it."""
+
+    page: str  # e.g. "docs/01-problem.md"
+    syntax: str  # the info string of the first fence ("python", "text", ...)
+    starts: list[int] = field(default_factory=list)  # 1-based line of each fence's opening line, in order
+    code: str = ""  # the program, as pytest-codeblocks runs it
+    lines: list[int] = field(default_factory=list)  # the 1-based page line of each line of ``code``
+    marks: list[str] = field(default_factory=list)  # pytest marks, e.g. "pytest.mark.cuda"
+    expected: str | None = None  # the expected output checked after the chain, if any
+
+    @property
+    def line(self) -> int:
+        """The line of the first fence (pytest-codeblocks names the test ``line N``)."""
+        return self.starts[0]
+
+    def where(self, lineno: int) -> str:
+        """``docs/PAGE.md:LINE`` for line ``lineno`` (1-based) of ``code``."""
+        ok = 0 < lineno <= len(self.lines)
+        return f"{self.page}:{self.lines[lineno - 1] if ok else self.line}"
+
+
+def chains(text: str, page: str, syntax: str | None = "python") -> list[Chain]:
+    """The programs of a page in order, those of one ``syntax`` (``None``: all, as the plugin keeps them)."""
+    raw = text.splitlines(keepends=True)
+    out: list[Chain] = []
+    marks: list[str] = []
+    cont: Chain | None = None
+    expect: Chain | None = None
+    i = 0
+    while i < len(raw):
+        line = raw[i]
+        i += 1
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if m := DIRECTIVE.match(stripped):
+            keyword = m[1].strip("- ")
+            if keyword in {"expected-output", "expected-output-ignore-whitespace"}:
+                expect = out[-1]
+            elif keyword == "cont":
+                cont = out[-1]
+            elif keyword == "skip":
+                marks.append("pytest.mark.skip")
+            elif keyword.startswith("skipif"):
+                marks.append(f"pytest.mark.skipif({keyword[7:-1]}, reason='')")
+            elif keyword in ("expect-exception", "expect-error"):
+                marks.append("pytest.mark.xfail")
+            elif not keyword.startswith("importorskip"):
+                raise ValueError(f"{page}:{i}: unknown pytest-codeblocks keyword {keyword!r}")
+            continue
+        if m := MARK.match(stripped):
+            marks.append(m[1])
+            continue
+        rest = line.lstrip()
+        if not rest.startswith("```"):
+            continue
+        ticks = len(rest) - len(rest.lstrip("`"))
+        info = stripped[ticks:]
+        indent = len(line) - len(rest)
+        head = i
+        code, lines = "", []
+        while True:
+            if i >= len(raw):
+                raise ValueError(f"{page}:{head}: the fence is never closed")
+            line = raw[i]
+            i += 1
+            rest = line.lstrip()
+            if rest[:ticks] == "`" * ticks:
+                break
+            piece = line[min(indent, len(line) - len(rest)) :]  # the plugin drops a blank line of an indented fence
+            code += piece
+            lines += [i] if piece else []
+        if cont is not None:
+            cont.starts.append(head)
+            cont.code += code
+            cont.lines += lines
+            cont = None
+        elif expect is not None:
+            expect.expected = code
+            expect = None
+        else:
+            out.append(Chain(page, info, [head], code, lines, marks))
+            marks = []
+    return [c for c in out if syntax is None or c.syntax == syntax]
+
+
+def page_chains(path: Path, root: Path) -> list[Chain]:
+    return chains(path.read_text(encoding="utf-8"), path.relative_to(root).as_posix())
