@@ -12,6 +12,7 @@ collects; the notebook proof there and ``tests/test_no_timing_asserts.py`` read 
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,3 +111,24 @@ def chains(text: str, page: str, syntax: str | None = "python") -> list[Chain]:
 
 def page_chains(path: Path, root: Path) -> list[Chain]:
     return chains(path.read_text(encoding="utf-8"), path.relative_to(root).as_posix())
+
+
+class _NoAssertMessages(ast.NodeTransformer):
+    def visit_Assert(self, node: ast.Assert) -> ast.Assert:
+        node.msg = None  # evaluated only when the assertion fails
+        return node
+
+
+def program_key(chain: Chain) -> tuple[str, str | None, tuple[str, ...]]:
+    """What decides a chain's run: its code without comments and assertion messages, its expected output, its marks."""
+    tree = _NoAssertMessages().visit(ast.parse(chain.code))
+    return ast.dump(tree, include_attributes=False), chain.expected, tuple(chain.marks)
+
+
+def same_run(zh: Chain, en: Chain) -> bool:
+    """Do the two editions' chains make the same run? Only comments and assertion messages differ (tools/parity.py
+    lets them), and the expected output and marks are equal: then whatever one run passes, the other passes."""
+    try:
+        return program_key(zh) == program_key(en)
+    except SyntaxError:
+        return False
