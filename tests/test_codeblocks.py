@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from pytest_codeblocks.main import extract_from_file
 
-from tools.codeblocks import chains, same_run
+from tools.codeblocks import chains, same_run, share_english_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
@@ -73,32 +73,55 @@ def test_expected_output_and_marks_count() -> None:
     assert not same_run(_chain(ZH), _chain(ZH, marks=("pytest.mark.cuda",)))  # type: ignore[arg-type]
 
 
+def _pages(folder: Path, log: Path) -> tuple[Path, Path]:
+    """A Chinese page and its English edition: block 1 the same program, block 2 printing other text.
+    Each block appends a tag to ``log`` when it runs (the English block 1 appends the Chinese tag)."""
+    block = "```python\nopen({log!r}, 'a').write({tag!r})  # {comment}\nprint({text!r})\n```\n"
+    zh = "# 页\n\n" + block.format(log=str(log), tag="zh-1\n", comment="注释", text="same") + "\n" + block.format(
+        log=str(log), tag="zh-2\n", comment="注释", text="中文")
+    en = "# Page\n\n" + block.format(log=str(log), tag="zh-1\n", comment="a comment", text="same") + "\n" + block.format(
+        log=str(log), tag="en-2\n", comment="a comment", text="English")
+    (folder / "p.md").write_text(zh, encoding="utf-8")
+    (folder / "p.en.md").write_text(en, encoding="utf-8")
+    return folder / "p.md", folder / "p.en.md"
+
+
 def test_a_session_runs_a_shared_program_once() -> None:
     """In a real session (the root conftest applies under the repository): the English copy of a block
-    does not run again, an English block that prints other text does, and deselecting the Chinese
-    block makes the English one run."""
+    does not run again, and an English block that prints other text does."""
     build = ROOT / "build"
     build.mkdir(exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="shared-run-", dir=build))
     try:
         log = folder / "runs.txt"
-        block = "```python\nopen({log!r}, 'a').write({tag!r})  # {comment}\nprint({text!r})\n```\n"
-        zh = "# 页\n\n" + block.format(log=str(log), tag="zh-1\n", comment="注释", text="same") + "\n" + block.format(
-            log=str(log), tag="zh-2\n", comment="注释", text="中文")
-        en = "# Page\n\n" + block.format(log=str(log), tag="zh-1\n", comment="a comment", text="same") + "\n" + block.format(
-            log=str(log), tag="en-2\n", comment="a comment", text="English")
-        (folder / "p.md").write_text(zh, encoding="utf-8")
-        (folder / "p.en.md").write_text(en, encoding="utf-8")
-
-        def session(*args: str) -> list[str]:
-            log.unlink(missing_ok=True)
-            run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                                  str(folder / "p.md"), str(folder / "p.en.md"), *args],
-                                 cwd=ROOT, capture_output=True, text=True)
-            assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-            return sorted(log.read_text().split())
-
-        assert session() == ["en-2", "zh-1", "zh-2"]  # en-1 is zh-1's program: it ran once
-        assert session("-k", "not p.md") == ["en-2", "zh-1"]  # without the Chinese block, the English one runs
+        zh, en = _pages(folder, log)
+        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                              str(zh), str(en)], cwd=ROOT, capture_output=True, text=True)
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        assert sorted(log.read_text().split()) == ["en-2", "zh-1", "zh-2"]  # en-1 is zh-1's program: it ran once
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class TestBlock:  # the name share_english_runs looks for; the plugin's item, reduced to what it reads
+    __test__ = False
+
+    def __init__(self, path: Path, chain: object, log: list[str]) -> None:
+        self.path, self.obj, self.nodeid, self.user_properties = path, chain, f"{path.name}::line {chain.line}", []
+        self.obj.lineno = chain.line  # type: ignore[attr-defined]
+        self.runtest = lambda: log.append(self.nodeid)
+
+
+def test_without_the_chinese_block_the_english_one_runs(tmp_path: Path) -> None:
+    """The sharing needs the Chinese block in the session's items (as left by -k, -m, --deselect)."""
+    zh, en = _pages(tmp_path, tmp_path / "runs.txt")
+    ran: list[str] = []
+    items = [TestBlock(p, c, ran) for p in (zh, en) for c in chains(p.read_text(encoding="utf-8"), p.name)]
+    assert share_english_runs(items) == 1
+    for item in items:
+        item.runtest()
+    assert ran == ["p.md::line 3", "p.md::line 8", "p.en.md::line 8"]  # p.en.md:3 checked its sameness instead
+    assert items[2].user_properties == [("same run as", "p.md::line 3")]
+    ran.clear()
+    rest = [TestBlock(en, c, ran) for c in chains(en.read_text(encoding="utf-8"), en.name)]
+    assert share_english_runs(rest) == 0  # -k "p.en.md": nothing to share with

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 DIRECTIVE = re.compile(r"<!--[-\s]*pytest-codeblocks:(.*)-->")
 MARK = re.compile(r"<!--[-\s]*(pytest\.mark\..*)-->")
@@ -132,3 +134,39 @@ def same_run(zh: Chain, en: Chain) -> bool:
         return program_key(zh) == program_key(en)
     except SyntaxError:
         return False
+
+
+EN_SUFFIX = ".en.md"
+
+
+def _check_same_run(zh_path: Path, zh_line: int, en_path: Path, en_line: int) -> None:
+    zh = {c.line: c for c in chains(zh_path.read_text(encoding="utf-8"), zh_path.name)}[zh_line]
+    en = {c.line: c for c in chains(en_path.read_text(encoding="utf-8"), en_path.name)}[en_line]
+    assert same_run(zh, en), f"{en_path.name}:{en_line} is no longer the same program as {zh_path.name}:{zh_line}"
+
+
+def share_english_runs(items: list[Any]) -> int:
+    """Let each English block that makes the same run as its Chinese block (run in this session) check that
+    instead of running again. Returns how many were shared."""
+    pages: dict[Path, dict[int, Any]] = defaultdict(dict)
+    for item in items:
+        obj = getattr(item, "obj", None)
+        if type(item).__name__ == "TestBlock" and getattr(obj, "syntax", "") == "python":
+            pages[Path(item.path)][obj.lineno] = item
+    shared = 0
+    for en_path, en_items in pages.items():
+        if not en_path.name.endswith(EN_SUFFIX):
+            continue
+        zh_path = en_path.with_name(en_path.name.removesuffix(EN_SUFFIX) + ".md")
+        zh_items = pages.get(zh_path, {})
+        zh = chains(zh_path.read_text(encoding="utf-8"), zh_path.name) if zh_items else []
+        en = chains(en_path.read_text(encoding="utf-8"), en_path.name)
+        if len(zh) != len(en):  # tests/test_parity.py reports the difference
+            continue
+        for a, b in zip(zh, en, strict=True):
+            if b.line in en_items and a.line in zh_items and same_run(a, b):
+                item = en_items[b.line]
+                item.runtest = lambda z=zh_path, zl=a.line, e=en_path, el=b.line: _check_same_run(z, zl, e, el)
+                item.user_properties.append(("same run as", zh_items[a.line].nodeid))
+                shared += 1
+    return shared
