@@ -86,6 +86,7 @@ def _pages(folder: Path, log: Path) -> tuple[Path, Path]:
     return folder / "p.md", folder / "p.en.md"
 
 
+@pytest.mark.slow
 def test_a_session_runs_a_shared_program_once() -> None:
     """In a real session (the root conftest applies under the repository): the English copy of a block
     does not run again, and an English block that prints other text does."""

@@ -148,6 +148,7 @@ def _reused(log: str) -> list[str]:
     return sorted(re.findall(r"labs: reused for '([^']*)'", log))
 
 
+@pytest.mark.slow
 def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None:
     """The lab cache (.cache/labs/<key>/) never hides a change, an edit of prose executes nothing, and a failing
     cell fails the build."""
