@@ -326,15 +326,18 @@ PAGE_FACTS = """(labels) => {
   return {
     katexErrors: document.querySelectorAll('.katex-error').length,
     pending: [...document.querySelectorAll('.arithmatex')].filter((e) => !e.querySelector('.katex')).length,
-    prose: (%s)(),
-    titles: (%s)(),
-    blocks: [...(%s)(), ...(%s)()],
-    images: (%s)(),
+    prose: (VISIBLE_PROSE)(),
+    titles: (TITLES)(),
+    blocks: [...(CODE_BLOCKS)(), ...(NOTEBOOK_CELLS)()],
+    images: (IMAGES)(),
     notebookLinks: links(labels.notebook),
     edit: [...document.querySelectorAll('a.md-content__button[rel=edit]')].map((a) => a.getAttribute('href') || ''),
     scheme: document.body.getAttribute('data-md-color-scheme'),
   };
-}""" % (VISIBLE_PROSE, TITLES, CODE_BLOCKS, NOTEBOOK_CELLS, IMAGES)
+}"""
+for _name, _js in (("VISIBLE_PROSE", VISIBLE_PROSE), ("TITLES", TITLES), ("CODE_BLOCKS", CODE_BLOCKS),
+                   ("NOTEBOOK_CELLS", NOTEBOOK_CELLS), ("IMAGES", IMAGES)):
+    PAGE_FACTS = PAGE_FACTS.replace(f"({_name})", f"({_js})")
 
 TOGGLE = """() => {
   // Click the palette toggle's visible label (material shows the one that leads to the other scheme).

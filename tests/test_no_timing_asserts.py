@@ -130,7 +130,7 @@ class _Flow:
     def _fields(self, value: ast.AST, state: _State) -> set[str] | None:
         """The keys holding a time in a dict literal whose other values hold none; None if it is no such dict."""
         if isinstance(value, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys):
-            return {k.value for k, v in zip(value.keys, value.values) if self.tainted(v, state)}  # type: ignore[union-attr]
+            return {k.value for k, v in zip(value.keys, value.values, strict=True) if self.tainted(v, state)}  # type: ignore[union-attr]
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args:
             return {k.arg for k in value.keywords if k.arg and self.tainted(k.value, state)}
         return None

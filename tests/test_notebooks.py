@@ -261,7 +261,7 @@ def notebook_proof(page: str, root: str) -> tuple[list[str], list[tuple[Chain, l
         if shadowed := sorted(free & earlier):
             problems.append(f"{where}: reads {shadowed} without binding them, and an earlier cell binds them")
         needs = sorted(free & (KERNEL_NAMES | DYNAMIC))
-        for cell, tree in zip(cells, trees, strict=True):
+        for tree in trees:
             last = tree.body[-1] if tree.body else None
             if isinstance(last, ast.Expr) and not isinstance(last.value, ast.Constant):
                 f = last.value.func if isinstance(last.value, ast.Call) else None
