@@ -82,10 +82,11 @@ test: $(STAMP) $(if $(NO_BROWSER),,browser-deps)
 	$(BIN)/mkdocs build --strict
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal $(if $(NO_BROWSER),-m "not browser")
 
-# Unit tests and code blocks only, without the site build (for authors).
+# Unit tests and code blocks only, for authors: no site (build, browser, notebooks, reader route) and no
+# test marked slow (the lab-cache builds, the install in a fresh venv, a nested pytest session).
 test-fast: $(STAMP)
 	$(BIN)/python -m tools.tangle --check
-	$(BIN)/python -m pytest -m "not browser" --deselect tests/test_site.py
+	SELFATTN_NO_SITE=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal -m "not browser and not slow" --deselect tests/test_site.py
 
 # CPU benchmarks (a few minutes): writes benchmarks/results/cpu.json and model.json; see docs/reference/benchmarks.md.
 bench: $(STAMP)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import torch
 
 from benchmarks.run import main
 
 
+@pytest.mark.slow
 def test_quick_benchmark_writes_complete_json(tmp_path: Path) -> None:
     out = tmp_path / "cpu.json"
     threads = torch.get_num_threads()

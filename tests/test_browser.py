@@ -4,8 +4,12 @@ Every page of the ``nav`` of ``mkdocs.yml`` (chapters, labs, reference) is opene
 local server and checked: no console error, no request to any host but 127.0.0.1, every
 formula rendered by the vendored KaTeX, the file title of every titled code block, a copy
 button on every code block, the lab plots, the notebook download link of the chapters, and
-the light/dark toggle. A full-page light screenshot of each page, its first 1280 x 900 screen, and that screen in the dark palette are written to
-``build/screenshots/`` (CI keeps it as an artifact). The Chinese search is checked too.
+the light/dark toggle. Each page is loaded once and every check runs on that load (its problems
+are reported together, each naming its check); the DOM is read in one round trip. The first
+1280 x 900 screen of each page, and that screen in the dark palette, are written to
+``build/screenshots/`` (CI keeps it as an artifact); the whole-page screenshots, for people to look
+at, are taken in CI or with ``SELFATTN_WHOLE_PAGE_SCREENSHOTS=1``. The search is checked too.
+Timeouts are generous (60 s a page): on a busy machine a slow page is slow, not wrong.
 
 Chromium is found as ``$SELFATTN_CHROMIUM``, ``chromium`` or ``chromium-browser`` on PATH.
 Without it the tests are skipped with the reason, except in CI (``CI`` is set), where a
@@ -110,6 +114,9 @@ NOTEBOOK_LINK = {"zh": "下载本章 Jupyter 笔记本", "en": "Download this ch
 
 
 EN_SCREENSHOTS = {EN + "index.md", EN + "05-implementation.md"}  # English pages shot whole and in both palettes
+# The whole-page screenshots are for people to look at (CI uploads them); they check nothing and cost a
+# second or more each on the long chapters, so a local run takes them only when asked to.
+WHOLE_PAGES = bool(os.environ.get("CI") or os.environ.get("SELFATTN_WHOLE_PAGE_SCREENSHOTS"))
 
 
 def lang_of(src: str) -> str:
@@ -231,7 +238,7 @@ def _is_local(url: str) -> bool:
     return parts.scheme in ("data", "blob", "about") or parts.hostname == "127.0.0.1"
 
 
-def open_page(browser: Any, url: str, scheme: str = "light", timeout_ms: int = 10_000) -> tuple[Any, Any, Watch]:
+def open_page(browser: Any, url: str, scheme: str = "light", timeout_ms: int = 60_000) -> tuple[Any, Any, Watch]:
     """A fresh context (so the palette starts from the media query) and a page loaded from ``url``."""
     context = browser.new_context(
         viewport={"width": 1280, "height": 900}, color_scheme=scheme, locale="zh-CN", accept_downloads=True
@@ -310,26 +317,61 @@ def _slug(src: str) -> str:
 # ------------------------------------------------------------------------------------------------ tests
 
 
+PAGE_FACTS = """(labels) => {
+  // Everything the page check reads from the DOM, in one round trip.
+  const links = (label) => [...document.querySelectorAll('a[href], [role=link]')]
+    .filter((a) => (a.getAttribute('aria-label') || a.textContent).trim().toLowerCase()
+                   .includes(label.toLowerCase()))
+    .map((a) => a.href);
+  return {
+    katexErrors: document.querySelectorAll('.katex-error').length,
+    pending: [...document.querySelectorAll('.arithmatex')].filter((e) => !e.querySelector('.katex')).length,
+    prose: (VISIBLE_PROSE)(),
+    titles: (TITLES)(),
+    blocks: [...(CODE_BLOCKS)(), ...(NOTEBOOK_CELLS)()],
+    images: (IMAGES)(),
+    notebookLinks: links(labels.notebook),
+    edit: [...document.querySelectorAll('a.md-content__button[rel=edit]')].map((a) => a.getAttribute('href') || ''),
+    scheme: document.body.getAttribute('data-md-color-scheme'),
+  };
+}"""
+for _name, _js in (("VISIBLE_PROSE", VISIBLE_PROSE), ("TITLES", TITLES), ("CODE_BLOCKS", CODE_BLOCKS),
+                   ("NOTEBOOK_CELLS", NOTEBOOK_CELLS), ("IMAGES", IMAGES)):
+    PAGE_FACTS = PAGE_FACTS.replace(f"({_name})", f"({_js})")
+
+TOGGLE = """() => {
+  // Click the palette toggle's visible label (material shows the one that leads to the other scheme).
+  const labels = [...document.querySelectorAll('form[data-md-component=palette] label')];
+  const shown = labels.filter((l) => l.checkVisibility());
+  if (shown.length !== 1) return shown.length;
+  shown[0].click();
+  return 1;
+}"""
+
+
 def check_page(browser: Any, base_url: str, src: str) -> list[str]:
-    """Open one page of the nav, check it, screenshot it in both palettes; return the problems found."""
+    """Open one page of the nav, check it, screenshot it in both palettes; return the problems found.
+
+    One page load; the DOM is read in one round trip (PAGE_FACTS), then the notebook is fetched, the
+    screenshots taken and the palette toggled. Each problem names its check."""
     context, page, watch = open_page(browser, base_url + page_url(src))
     try:
         with contextlib.suppress(Exception):  # a timeout is reported precisely by the checks below
-            page.wait_for_function(MATH_DONE, timeout=5000)
+            page.wait_for_function(MATH_DONE, timeout=30_000)
         problems: list[str] = []
+        facts = page.evaluate(PAGE_FACTS, {"notebook": NOTEBOOK_LINK[lang_of(src)]})
 
         # Math: rendered by KaTeX, no error, no TeX left in the prose.
-        if n := page.locator(".katex-error").count():
+        if n := facts["katexErrors"]:
             problems.append(f"{n} formula(s) with a KaTeX error")
-        pending = page.eval_on_selector_all(".arithmatex", "els => els.filter(e => !e.querySelector('.katex')).length")
-        if pending:
+        if pending := facts["pending"]:
             problems.append(f"{pending} .arithmatex element(s) not rendered by KaTeX")
-        raw = sorted({m.group(0)[:60] for m in RAW_MATH.finditer(page.evaluate(VISIBLE_PROSE))})
+        raw = sorted({m.group(0)[:60] for m in RAW_MATH.finditer(facts["prose"])})
         if raw:
             problems.append(f"raw TeX in the visible text: {raw}")
 
         # File titles of the titled blocks, in page order, visible.
-        titles = page.evaluate(TITLES)
+        titles = facts["titles"]
         want = expected_titles(src)
         if [t["text"] for t in titles] != want:
             problems.append(f"file titles {[t['text'] for t in titles]}, expected {want}")
@@ -342,25 +384,25 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
 
         # A copy button on every code block (material's on Markdown pages, mkdocs-jupyter's in notebooks).
         # material 9.8 renders it as <button class="md-code__button" data-md-type="copy">.
-        blocks = page.evaluate(CODE_BLOCKS) + page.evaluate(NOTEBOOK_CELLS)
+        blocks = facts["blocks"]
         problems += [f"no copy button on the code block {b['text']!r}" for b in blocks if not b["copy"]]
         if len(blocks) < (fences := fence_count(src)):
             problems.append(f"{len(blocks)} code blocks on the page for {fences} fences in its source")
 
         # The lab plots.
         if plots(src):
-            images = page.evaluate(IMAGES)
+            images = facts["images"]
             if not any(i["src"].startswith("data:image/") and i["width"] > 0 for i in images):
                 problems.append(f"the lab imports matplotlib but shows no plot (images: {images})")
 
         # Chapters: the notebook download link, and the notebook is served.
         if CHAPTER.match(src.removeprefix(EN)):
             label = NOTEBOOK_LINK[lang_of(src)]
-            link = page.get_by_role("link", name=label)
-            if link.count() != 1:
-                problems.append(f"{link.count()} links 「{label}」, expected 1")
+            hrefs = facts["notebookLinks"]
+            if len(hrefs) != 1:
+                problems.append(f"{len(hrefs)} links 「{label}」, expected 1")
             else:
-                href = urljoin(page.url, link.get_attribute("href") or "")
+                href = hrefs[0]
                 if not href.endswith(f"{EN if src.startswith(EN) else ''}notebooks/{src.removeprefix(EN)[:-3]}.ipynb"):
                     problems.append(f"the notebook link points to {href}")
                 r = page.request.get(href)
@@ -368,32 +410,32 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
                     problems.append(f"the notebook {href} is not served ({r.status})")
         # Every Markdown page offers "edit this page".
         if src.endswith(".md"):
-            edit = page.locator("a.md-content__button[rel=edit]")
             edited = source(src).relative_to(DOCS).as_posix()
-            if edit.count() != 1 or not (edit.get_attribute("href") or "").endswith(f"edit/main/docs/{edited}"):
+            if len(facts["edit"]) != 1 or not facts["edit"][0].endswith(f"edit/main/docs/{edited}"):
                 problems.append("no 'edit this page' button pointing at the page's source")
 
         # Screenshots: every page's first screen; the whole page and the dark palette of the Chinese pages
         # and of two English ones (the same templates: the rest would only add time).
         full = not src.startswith(EN) or src in EN_SCREENSHOTS
-        if full:
+        if full and WHOLE_PAGES:
             shoot(page, f"{_slug(src)}-light")
         shoot(page, f"{_slug(src)}-light-1280x900", full_page=False)  # what a reader sees first
 
         # The palette toggle: light -> dark and back (Chinese pages and two English ones: the same template).
         if full:
-            scheme = page.locator("body").get_attribute("data-md-color-scheme")
-            page.locator("form[data-md-component=palette] label:visible").click()
+            scheme = facts["scheme"]
+            if (shown := page.evaluate(TOGGLE)) != 1:  # a click on the label, without Playwright's scrolling
+                problems.append(f"{shown} visible palette toggles, expected 1")
             with contextlib.suppress(Exception):  # reported below
-                page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'", timeout=3000)
-            dark = page.locator("body").get_attribute("data-md-color-scheme")
+                page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'", timeout=30_000)
+            dark = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
             if (scheme, dark) != ("default", "slate"):
                 problems.append(f"the palette toggle went from {scheme!r} to {dark!r}, expected 'default' -> 'slate'")
             shoot(page, f"{_slug(src)}-dark", full_page=False)  # the palette: the first screen is enough
-            page.locator("form[data-md-component=palette] label:visible").click()
+            page.evaluate(TOGGLE)
             with contextlib.suppress(Exception):
-                page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=3000)
-            back = page.locator("body").get_attribute("data-md-color-scheme")
+                page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=30_000)
+            back = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
             if back != "default":
                 problems.append(f"the palette toggle did not come back to 'default' ({back!r})")
 
@@ -428,27 +470,31 @@ FIT_LAB = """(text) => {
 }"""
 
 
-@pytest.mark.parametrize(("line", "scrolls"), [("x" * 88, False), ("注" * 44, False), ("x" * 120, True)])
-def test_88_columns_fit_in_a_lab_cell(browser: Any, base_url: str, line: str, scrolls: bool) -> None:
-    """The same in a code cell of a lab notebook (mkdocs-jupyter's own styles)."""
+FIT_LINES = [("x" * 88, False), ("注" * 44, False), ("x" * 120, True)]  # (a line, whether it must scroll)
+
+
+def test_88_columns_fit_in_a_lab_cell(browser: Any, base_url: str) -> None:
+    """The same in a code cell of a lab notebook (mkdocs-jupyter's own styles): one page load, each line in turn."""
     src = next(s for s in PAGES if s.endswith(".py"))
     context, page, _ = open_page(browser, base_url + page_url(src))
     try:
-        assert page.evaluate(FIT_LAB, line) is scrolls, f"{src}: {len(line)} characters"
+        got = [(len(line), page.evaluate(FIT_LAB, line)) for line, _ in FIT_LINES]
+        want = [(len(line), scrolls) for line, scrolls in FIT_LINES]
+        assert got == want, f"{src}: (characters, scrolls) {got}, expected {want}"
     finally:
         context.close()
 
 
-@pytest.mark.parametrize(("line", "scrolls"), [("x" * 88, False), ("注" * 44, False), ("x" * 120, True)])
-def test_88_columns_fit_at_1280_px(browser: Any, base_url: str, line: str, scrolls: bool) -> None:
+def test_88_columns_fit_at_1280_px(browser: Any, base_url: str) -> None:
     """The stylesheet makes an 88-column line (CJK counting 2) fit, in the text and in a collapsed block
-    (``??? note``, ``??? success``: a fence indented under it); 120 columns do not."""
+    (``??? note``, ``??? success``: a fence indented under it); 120 columns do not. One page load, each line in turn."""
     src = next(s for s in PAGES if CHAPTER.match(s) and any(f.indent for f in parse_fences((DOCS / s).read_text("utf-8"), s)))
     context, page, _ = open_page(browser, base_url + page_url(src))
     try:
-        assert page.evaluate(FIT, line) == [scrolls, scrolls], f"{src}: {len(line)} characters"
-        if scrolls:  # and the page check reports such a block
-            assert page.evaluate(SCROLLING_CODE), "SCROLLING_CODE misses a block that scrolls"
+        for line, scrolls in FIT_LINES:
+            assert page.evaluate(FIT, line) == [scrolls, scrolls], f"{src}: {len(line)} characters"
+            if scrolls:  # and the page check reports such a block
+                assert page.evaluate(SCROLLING_CODE), "SCROLLING_CODE misses a block that scrolls"
     finally:
         context.close()
 
@@ -477,9 +523,9 @@ def test_print_page_has_the_whole_book_offline_with_math(browser: Any, base_url:
     assert (site_dir / root / PRINT_PAGE / "index.html").exists(), "the print page was not built"
     home = (site_dir / root / "index.html").read_text(encoding="utf-8")
     assert 'href="print_page/"' in home, "the preface links to the print page"
-    context, page, watch = open_page(browser, base_url + root + PRINT_PAGE, timeout_ms=60_000)  # 4 MB, 800+ formulas
+    context, page, watch = open_page(browser, base_url + root + PRINT_PAGE, timeout_ms=180_000)  # 4 MB, 800+ formulas
     try:
-        page.wait_for_function(MATH_DONE, timeout=30_000)
+        page.wait_for_function(MATH_DONE, timeout=180_000)
         assert page.locator(".katex-error").count() == 0
         formulas = page.locator(".arithmatex").count()
         assert formulas > 100 and page.locator(".arithmatex .katex").count() == formulas
@@ -566,7 +612,7 @@ def test_search(browser: Any, base_url: str, root: str, query: str, chapter: str
         box.fill(query)
         box.dispatch_event("keyup")
         try:
-            page.locator(".md-search-result__item").first.wait_for(timeout=10_000)
+            page.locator(".md-search-result__item").first.wait_for(timeout=60_000)
         except PlaywrightTimeout:
             meta = page.locator(".md-search-result__meta").text_content()
             pytest.fail(f"search for {query!r} returned nothing ({meta!r}); is the index segmented (lang: zh, jieba)?")
@@ -615,7 +661,7 @@ def test_notebook_download_and_instant_navigation(browser: Any, base_url: str) -
     try:
         page.locator(f".md-nav--primary a[href$='{page_url(chapter)}']").first.click()
         page.wait_for_url(f"**/{page_url(chapter)}")
-        page.wait_for_function(MATH_DONE, timeout=5000)
+        page.wait_for_function(MATH_DONE, timeout=60_000)
         with page.expect_download() as download:
             page.get_by_role("link", name="下载本章 Jupyter 笔记本").click()
         assert download.value.suggested_filename == f"{chapter[:-3]}.ipynb"

@@ -164,6 +164,7 @@ def test_prompt_outside_the_vocabulary_is_refused(corpus: Path, tmp_path: Path,
     assert rc == 1 and "not in the vocabulary" in err and "你好" in err and out == ""
 
 
+@pytest.mark.slow
 def test_module_entry_point_exits_non_zero(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.run([sys.executable, "-m", "selfattn.charlm", "train",

@@ -18,6 +18,8 @@ import sysconfig
 import venv
 from pathlib import Path
 
+import pytest
+
 from tools.release import build_wheel, package_version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +40,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_wheel_installs_and_imports_outside_the_repo(tmp_path: Path) -> None:
     assert not tmp_path.resolve().is_relative_to(ROOT), "the install location must be outside the repository"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PIP_INDEX_URL")}
@@ -92,6 +95,7 @@ def test_expected_names_cover_the_book_api() -> None:
     assert len(names) == len(set(names)), "duplicate names in __all__"
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_the_package_and_nothing_else(tmp_path: Path) -> None:
     """The wheel the site offers (tools.release.build_wheel): metadata, every module, py.typed; no tests or docs."""
     import zipfile

@@ -1,20 +1,56 @@
-"""The chapter notebooks that the site offers for download (``site/notebooks/``).
+"""The notebooks that the site offers for download (``site/notebooks/``, ``site/en/notebooks/``, the labs').
 
-``tools/mkdocs_hooks.py`` writes one notebook per chapter after each build. Each has one code
-cell per ```` ```python ```` block of its chapter, and chapter 5's notebook, as downloaded from
-the built site, runs from top to bottom on the CPU (and so does every other chapter's).
+``tools/build/notebooks.py`` writes one notebook per chapter after each build: the setup cell of
+``tools/release.py``, then one code cell per ```` ```python ```` block of the chapter, in order.
+That each chapter's notebook runs from top to bottom on the CPU ("Run all") is proved here
+without running the chapter a second time, from four facts:
+
+1. *Generated faithfully.* The notebook's code cells are the setup cell and then exactly the
+   page's blocks, cell by cell; its markdown has no code and no test directive
+   (``test_every_chapter_has_its_notebook``).
+2. *The same programs.* Grouped by the ``cont`` chains of pytest-codeblocks
+   (``tools/codeblocks.py``, proved equal to what the plugin collects), the cells of each chain
+   parse alone and make, statement for statement, the very program pytest-codeblocks runs from
+   the page in this session (``tests/test_codeblocks.py`` proves the chains are the plugin's).
+3. *The same inputs.* In the kernel a chain runs after the setup cell and every earlier cell; under
+   pytest-codeblocks it runs alone, in a fresh namespace. The two are the same run when no name the
+   chain reads without binding it (by the scopes of ``symtable``) is bound by an earlier cell
+   (a GPU-only cell counts with every name it binds: on the CPU it stops part way), when the chain
+   reads no name the kernel defines differently (``__name__``, ``In``, ``display``...) and no
+   namespace dynamically (``globals()``), when a cell that ends in an expression shows ``None``
+   (IPython displays the last value), and when every process setting the chain changes
+   (``torch.set_num_threads``, ``set_printoptions``, warning filters, module attributes) is set
+   back in the same chain or only inside a ``with`` block (``test_each_notebook_runs_as_its_code_blocks``).
+   A chain that fails a condition of the last kind is run in the kernel instead.
+4. *The notebook glue.* What no code block runs, the setup cell, runs in a fresh kernel from the
+   repository: it prints nothing and installs nothing, and ``selfattn`` then comes from ``src/``
+   (``test_the_notebook_glue_runs_in_a_fresh_kernel``, with the chains of 3 that need a kernel).
+   Outside the repository, a fresh environment runs chapter 5's notebook from the site in full
+   (``tests/test_reader_route.py``).
+
+pytest-codeblocks then runs every chain of both editions in the same pytest session, and the
+session fails if one fails. When the session does not run a page's code blocks (``pytest
+tests/test_notebooks.py`` alone, ``-k``, another working directory), the proof cannot lean on
+them: the notebook is executed in a kernel instead, top to bottom, as before.
+
+What neither run proves: a chain that draws random numbers before it seeds torch's generator
+runs, in both, with whatever state the code before it left; each run checks one such state.
 """
 
 from __future__ import annotations
 
+import ast
 import os
+import symtable
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tools.parity import english_path
+from tools.codeblocks import Chain, chains
 from tools.build.notebooks import LAB, NOTEBOOK_DIR, chapter_pages, lab_notebook, notebook_name
+from tools.parity import english_path
 from tools.release import package_version, setup_cell
 from tools.tangle import load_config, nav_entries, parse_fences
 
@@ -89,6 +125,226 @@ def test_every_chapter_has_its_notebook(site_dir: Path, page: str, root: str) ->
     assert code == fences, f"{page}: the code cells differ from the chapter's blocks"
     markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "```python" not in markdown and "pytest-codeblocks:" not in markdown
+    # The cells "Run all" may see fail on a CPU are exactly the blocks pytest-codeblocks skips here.
+    tagged = [("raises-exception" in c.metadata.get("tags", [])) for c in nb.cells if c.cell_type == "code"][1:]
+    skipped = {s for c in page_chains(page, root) if c.marks for s in c.starts}
+    heads = [f.start + 1 for f in parse_fences(source(page, root).read_text(encoding="utf-8"), page)
+             if f.info == "python" and f.char == "`"]
+    assert tagged == [h in skipped for h in heads], f"{page}: tagged raises-exception: {tagged}"
+
+
+def page_chains(page: str, root: str = "") -> list[Chain]:
+    path = source(page, root)
+    return chains(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())
+
+
+# ------------------------------------------------------------------------------------- the proof
+
+# Names whose value in a Jupyter kernel differs from pytest-codeblocks' fresh namespace
+# (``exec(code, {"__MODULE__": "__main__"})``, where ``__name__`` is the builtins module's).
+KERNEL_NAMES = {
+    "__name__", "__file__", "__doc__", "__spec__", "__loader__", "__package__", "__builtins__", "__MODULE__",
+    "In", "Out", "_", "__", "___", "_i", "_ii", "_iii", "_ih", "_oh", "_dh", "get_ipython", "display", "exit", "quit",
+}
+DYNAMIC = {"globals", "locals", "vars", "eval", "exec", "dir", "__import__"}
+# Process settings a chain may change only if it sets them back (or inside a ``with`` block).
+SETTERS = {
+    "set_num_threads", "set_num_interop_threads", "set_printoptions", "set_default_dtype", "set_default_device",
+    "set_default_tensor_type", "set_warn_always", "use_deterministic_algorithms", "set_float32_matmul_precision",
+    "set_flush_denormal", "set_grad_enabled", "set_detect_anomaly", "simplefilter", "filterwarnings",
+    "resetwarnings", "seterr", "chdir", "putenv", "setrecursionlimit", "set_start_method", "use",
+}
+SHOWS_NONE = {"print", "set_num_threads", "set_printoptions", "show", "set_warn_always", "simplefilter"}
+
+
+def bound_names(code: str) -> set[str]:
+    """The names a program binds at module level (assignments, imports, definitions, loop targets...)."""
+    table = symtable.symtable(code, "<cell>", "exec")
+    return {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
+
+
+def free_names(code: str) -> set[str]:
+    """The global names a program reads but never binds itself, in the scopes that can run.
+
+    A function or class defined at module level is *dormant* when nothing that runs refers to it: not
+    the module's own code, not a lambda, not a function that runs. A dormant definition's body never
+    runs in the program, in a kernel or not, so its reads do not count (a titled block that defines
+    the package's functions refers to the package's other functions, defined by other blocks).
+    """
+    table = symtable.symtable(code, "<chain>", "exec")
+    bound = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
+
+    def direct(u: symtable.SymbolTable) -> set[str]:
+        return {s.get_name() for s in u.get_symbols() if s.is_referenced()
+                and (u is table or s.is_global() or (u.get_type() == "class" and not s.is_local()))}
+
+    def reads(t: symtable.SymbolTable) -> set[str]:
+        found, todo = set(), [t]
+        while todo:
+            u = todo.pop()
+            todo += u.get_children()
+            found |= direct(u)
+        return found
+
+    # A class body runs where it is defined; its methods, like functions, only when something calls them.
+    anonymous = ("lambda", "listcomp", "setcomp", "dictcomp", "genexpr")  # they run (or may) where they stand
+    functions = {c.get_name(): [c] for c in table.get_children() if c.get_type() == "function"
+                 and c.get_name() not in anonymous}
+    classes = [c for c in table.get_children() if c.get_type() == "class"]
+    for c in classes:
+        functions.setdefault(c.get_name(), []).extend(c.get_children())
+    running = [c for c in table.get_children() if c.get_type() == "function" and c.get_name() in anonymous]
+    free = direct(table) | {n for c in classes for n in direct(c)} | {n for c in running for n in reads(c)}
+    live, done = set(free), set()
+    while todo := [n for n in live & functions.keys() if n not in done]:
+        for n in todo:
+            done.add(n)
+            for c in functions[n]:
+                live |= reads(c)
+    return live - bound
+
+
+def process_changes(code: str) -> list[str]:
+    """The process settings a program changes and does not set back (outside ``with`` blocks)."""
+    tree = ast.parse(code)
+    inside_with = {id(n) for w in ast.walk(tree) if isinstance(w, (ast.With, ast.AsyncWith)) for n in ast.walk(w)}
+    modules = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+               for a in n.names}
+    calls: dict[str, list[bool]] = {}  # setter -> for each call, whether it is inside a with block
+    for node in ast.walk(tree):
+        name = ""
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id
+            name = name if name in SETTERS else ""
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):  # torch.backends.x = ..., os.environ["X"] = ...
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                base = t
+                while isinstance(base, (ast.Attribute, ast.Subscript)):
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id in modules and t is not base:
+                    name = ast.unparse(t)
+        if name:
+            calls.setdefault(name, []).append(id(node) in inside_with)
+    # set back: called again (set, then restore), or only ever inside with blocks (catch_warnings restores filters)
+    return sorted(name for name, where in calls.items() if len(where) < 2 and not all(where))
+
+
+def _cell_chains(page: str, root: str) -> list[tuple[Chain, list[str]]]:
+    """Each chain of the page with the notebook cells (their sources) it is made of."""
+    text = source(page, root).read_text(encoding="utf-8")
+    cells = {f.start + 1: "\n".join(f.body).rstrip("\n") for f in parse_fences(text, page)
+             if f.info == "python" and f.char == "`"}
+    return [(c, [cells.get(s, "") for s in c.starts]) for c in page_chains(page, root)]
+
+
+def notebook_proof(page: str, root: str) -> tuple[list[str], list[tuple[Chain, list[str]]]]:
+    """Conditions 2 and 3 of the module docstring, for one page: (what fails, the chains to run in a kernel,
+    each with its cells)."""
+    problems: list[str] = []
+    kernel: list[tuple[Chain, list[str]]] = []
+    text = source(page, root).read_text(encoding="utf-8")
+    fences = [f.start + 1 for f in parse_fences(text, page) if f.info == "python" and f.char == "`"]
+    grouped = _cell_chains(page, root)
+    in_chains = [s for c, _ in grouped for s in c.starts]
+    if in_chains != fences:
+        problems.append(f"{page}: the python blocks at lines {sorted(set(fences) - set(in_chains))} are in no "
+                        "python chain of pytest-codeblocks (a cont after a text block?): only the notebook runs them")
+    earlier = bound_names(setup_cell(package_version()).replace("%pip", "pass  #"))
+    for chain, cells in grouped:
+        where = f"{chain.page}:{chain.line}"
+        try:
+            trees = [ast.parse(cell) for cell in cells]
+        except SyntaxError as err:
+            problems.append(f"{where}: a cell of the chain does not parse alone in the kernel: {err}")
+            continue
+        joined = ast.Module(body=[s for t in trees for s in t.body], type_ignores=[])
+        if ast.dump(joined) != ast.dump(ast.parse(chain.code)):
+            problems.append(f"{where}: the cells do not make the program pytest-codeblocks runs")
+        free = free_names(chain.code)
+        if shadowed := sorted(free & earlier):
+            problems.append(f"{where}: reads {shadowed} without binding them, and an earlier cell binds them")
+        needs = sorted(free & (KERNEL_NAMES | DYNAMIC))
+        for tree in trees:
+            last = tree.body[-1] if tree.body else None
+            if isinstance(last, ast.Expr) and not isinstance(last.value, ast.Constant):
+                f = last.value.func if isinstance(last.value, ast.Call) else None
+                called = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                if called not in SHOWS_NONE:
+                    needs.append(f"the kernel displays {ast.unparse(last.value)[:40]}")
+        if changes := process_changes(chain.code):
+            problems.append(f"{where}: changes {changes} and does not set it back: later cells would run under it")
+        if needs:
+            kernel.append((chain, cells))
+        earlier |= bound_names(chain.code)
+    return problems, kernel
+
+
+def _session_runs_code_blocks(request: pytest.FixtureRequest, page: str, root: str) -> bool:
+    """Does this session run every python chain of the page with pytest-codeblocks, from the repository root?"""
+    path = source(page, root)
+    lines = sorted(
+        int(i.name.removeprefix("line ")) for i in request.session.items
+        if type(i).__name__ == "TestBlock" and Path(i.path) == path and getattr(i.obj, "syntax", "") == "python"
+    )
+    return Path.cwd().resolve() == ROOT and lines == sorted(c.line for c in page_chains(page, root))
+
+
+PROOF_CASES = {  # (the page, whether the proof must fail, what must be named)
+    "shadowed": ("```python\nx = 1\n```\n\n```python\nprint(len([x]))\n```\n", "reads ['x']"),
+    "shadowed-in-function": ("```python\nn = 3\n```\n\n```python\ndef f():\n    return n\nf()\n```\n", "reads ['n']"),
+    "called-indirectly": ("```python\nn = 3\n```\n\n```python\ndef f():\n    return n\ndef g():\n    return f()\n"
+                          "print(list(map(lambda _: g(), [1])))\n```\n", "reads ['n']"),
+    "comprehension": ("```python\nn = 3\n```\n\n```python\nprint([n for _ in range(2)])\n```\n", "reads ['n']"),
+    "class-body": ("```python\nn = 3\n```\n\n```python\nclass A:\n    k = n\n```\n", "reads ['n']"),
+    "gpu-cell-binds": ("<!--pytest.mark.cuda-->\n\n```python\ny = 2\n```\n\n```python\nprint(y)\n```\n", "reads ['y']"),
+    "setup-binds": ("```python\nprint(repo)\n```\n", "reads ['repo']"),
+    "threads": ("```python\nimport torch\ntorch.set_num_threads(1)\n```\n", "set_num_threads"),
+    "module-attribute": ("```python\nimport torch\ntorch.backends.x = 1\n```\n", "torch.backends.x"),
+    "cont-in-text": ("```text\nout\n```\n\n<!--pytest-codeblocks:cont-->\n\n```python\nx = 1\n```\n", "in no python chain"),
+    "split-statement": ("```python\nif True:\n```\n\n<!--pytest-codeblocks:cont-->\n\n```python\n    x = 1\n```\n",
+                        "does not parse alone"),
+}
+PROOF_KERNEL = {
+    "__name__": "```python\nif __name__ == '__main__':\n    print(1)\n```\n",
+    "globals": "```python\nprint(globals().get('x'))\n```\n",
+    "display": "```python\nimport torch\ntorch.ones(2)\n```\n",
+}
+PROOF_PASSES = {
+    "dormant": "```python\nclass Block:\n    pass\n```\n\n```python\nclass LM:\n    def f(self):\n        return Block()\n```\n",
+    "cont": "```python\nx = 1\n```\n\n<!--pytest-codeblocks:cont-->\n\n```python\nprint(x)\n```\n",
+    "rebinds": "```python\nx = 1\n```\n\n```python\nx = 2\nprint(x)\n```\n",
+    "local": "```python\nx = 1\n```\n\n```python\ndef f(x):\n    return [x for x in range(x)]\nprint(f(2))\n```\n",
+    "restored": "```python\nimport torch\nt = torch.get_num_threads()\ntorch.set_num_threads(1)\ntorch.set_num_threads(t)\n```\n",
+    "with": "```python\nimport warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('ignore')\n```\n",
+}
+
+
+def _proof_of(text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[object]]:
+    page = tmp_path / "docs" / "99-probe.md"
+    page.parent.mkdir()
+    page.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    return notebook_proof("99-probe.md", "")
+
+
+@pytest.mark.parametrize(("text", "named"), PROOF_CASES.values(), ids=PROOF_CASES.keys())
+def test_the_proof_fails_where_the_runs_could_differ(text: str, named: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    problems, _ = _proof_of(text, tmp_path, monkeypatch)
+    assert any(named in p for p in problems), problems
+
+
+@pytest.mark.parametrize("text", PROOF_KERNEL.values(), ids=PROOF_KERNEL.keys())
+def test_the_proof_sends_what_it_cannot_see_to_the_kernel(text: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    problems, kernel = _proof_of(text, tmp_path, monkeypatch)
+    assert not problems and len(kernel) == 1, (problems, kernel)
+
+
+@pytest.mark.parametrize("text", PROOF_PASSES.values(), ids=PROOF_PASSES.keys())
+def test_the_proof_passes_what_is_the_same_run(text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _proof_of(text, tmp_path, monkeypatch) == ([], [])
 
 
 def _run(nb: nbformat.NotebookNode, monkeypatch: pytest.MonkeyPatch) -> list[nbformat.NotebookNode]:
@@ -106,36 +362,46 @@ def _run(nb: nbformat.NotebookNode, monkeypatch: pytest.MonkeyPatch) -> list[nbf
 
 
 @pytest.mark.parametrize("root", EDITIONS.values(), ids=EDITIONS.keys())
-def test_the_chapter_notebook_runs_in_a_fresh_kernel(site_dir: Path, root: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Chapter 5's notebook, the one the site's download must get right, in a kernel of its own."""
-    nb = read(site_dir, EXECUTED, root)
-    assert sum(c.cell_type == "code" for c in nb.cells) > 0
-    ran = _run(nb, monkeypatch)
-    assert ran[0].source == setup_cell(package_version(ROOT), lang(root)) and ran[0].outputs == [], (
-        "inside the repository the setup cell installs nothing and prints nothing"
-    )
-    assert any(o.output_type == "stream" for c in ran for o in c.outputs), "chapter 5 prints shapes"
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_each_notebook_runs_as_its_code_blocks(
+    page: str, root: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """"Run all" of the chapter's notebook is the code-block run of its page (module docstring, 2 and 3);
+    if this session does not run the page's code blocks, the notebook runs here, top to bottom."""
+    problems, _ = notebook_proof(page, root)
+    assert not problems, "\n".join(problems)
+    if not _session_runs_code_blocks(request, page, root):
+        ran = _run(read(request.getfixturevalue("site_dir"), page, root), monkeypatch)
+        assert ran[0].source == setup_cell(package_version(ROOT), lang(root)) and ran[0].outputs == []
 
 
-OTHERS = [p for p in CHAPTERS if p != EXECUTED]
-HALVES = {"odd": OTHERS[0::2], "even": OTHERS[1::2]}  # alternate: the costly chapters 8 and 10 fall into both
+GLUE_PROBE = "import selfattn\nprint(selfattn.__file__, selfattn.__version__)"
 
 
-@pytest.mark.parametrize("root", EDITIONS.values(), ids=EDITIONS.keys())
-@pytest.mark.parametrize("half", HALVES, ids=HALVES.keys())
-def test_every_chapter_notebook_runs(site_dir: Path, half: str, root: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every other chapter's notebook, top to bottom: one kernel per edition and half of the book, its namespace
-    cleared (``%reset -f``) before each notebook, so that a kernel start and the torch import are paid once.
-    A failing cell fails the test; the message names the cell's code."""
+def test_the_notebook_glue_runs_in_a_fresh_kernel(site_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The setup cell (the same in every notebook: test_every_chapter_has_its_notebook) in a fresh kernel in the
+    repository: it prints and installs nothing, and selfattn then comes from src/ at the book's version. Then each
+    chain the proof could not judge, after ``%reset -f`` (by the proof, no earlier cell feeds it)."""
     from nbformat.v4 import new_code_cell, new_notebook
 
-    cells = []
-    for page in HALVES[half]:
-        nb = read(site_dir, page, root)
-        cells += [new_code_cell("%reset -f"), *nb.cells]
+    nb = read(site_dir, EXECUTED)
+    en = read(site_dir, EXECUTED, EDITIONS["en"])  # each edition's setup cell: same code, its own language
+    first = [c.cell_type for c in nb.cells].index("code")
+    cells = [nb.cells[first], en.cells[[c.cell_type for c in en.cells].index("code")], new_code_cell(GLUE_PROBE)]
+    judged = []
+    for page in CHAPTERS:
+        for root in EDITIONS.values():
+            for chain, sources in notebook_proof(page, root)[1]:
+                judged.append(f"{chain.page}:{chain.line}")
+                cells += [new_code_cell("%reset -f"), *(new_code_cell(c) for c in sources)]
     ran = _run(new_notebook(cells=cells, metadata=nb.metadata), monkeypatch)
-    setups = [c for c in ran if c.source == setup_cell(package_version(ROOT), lang(root))]
-    assert len(setups) == len(HALVES[half]) and all(c.outputs == [] for c in setups)
+    for i, language in enumerate(("zh", "en")):
+        assert ran[i].source == setup_cell(package_version(ROOT), language) and ran[i].outputs == [], (
+            f"inside the repository the {language} setup cell installs nothing and prints nothing"
+        )
+    where, version = "".join(o.get("text", "") for o in ran[2].outputs).split()
+    assert Path(where).resolve().is_relative_to(ROOT / "src") and version == package_version(ROOT), (where, version)
+    assert judged, "expected at least chapter 10's command-line guard (__name__) to need the kernel"
 
 
 def test_a_gpu_block_is_announced_and_does_not_stop_run_all() -> None:

@@ -59,7 +59,7 @@ def test_downloaded_notebooks_set_themselves_up_outside_the_repo(
     version = package_version(ROOT)
     site_wheel = site_dir / "dist" / f"selfattn-{version}-py3-none-any.whl"
     assert site_wheel.exists(), "the site offers the wheel at dist/"
-    wheel = build_wheel(ROOT, cache=tmp_path / "wheel")
+    wheel = build_wheel(ROOT)  # the wheel of the sources as they are now (cached by their hash, as the site build does)
     assert wheel.read_bytes() == site_wheel.read_bytes() or wheel.name == site_wheel.name
 
     python = _reader_env(tmp_path)
