@@ -1,7 +1,7 @@
-"""Guards moved out of chapter 7 (docs/07-pitfalls.md) to make room for its figures.
+"""Guards moved out of chapter 7 (docs/07-pitfalls.md) to keep the page readable and small.
 
-Each test asserts what a collapsed "检验" / "Check" block of the chapter asserted; the
-chapter's prose points here.
+Each test asserts what a collapsed "检验" / "Check" block, or a code block without
+printing it, asserted; the chapter's prose points here.
 """
 
 import torch
@@ -54,3 +54,104 @@ def test_bottom_right_alignment_equals_top_left_when_square_and_tall_has_empty_r
         assert torch.equal(causal_mask(n, n), causal_mask(n, n, align="bottom-right"))
     tall = causal_mask(5, 3, align="bottom-right")  # n_q = 5 > n_k = 3
     assert (~tall.any(-1)).tolist() == [True, True, False, False, False]
+
+
+# The guards below were in the chapter's code blocks; each test repeats its block's setup
+# (same seeds, same order of random draws) and asserts what the block asserted.
+
+
+def test_softmax_over_the_query_dim_breaks_the_row_sums():
+    """7.2, rows do not sum to 1: dim=1 is wrong, dim=-1 is right."""
+    torch.manual_seed(0)
+    scores = torch.randn(2, 4, 4)
+    assert not torch.allclose(scores.softmax(dim=1).sum(dim=-1), torch.ones(2, 4))
+    assert torch.allclose(scores.softmax(dim=-1).sum(dim=-1), torch.ones(2, 4))
+
+
+def test_filling_the_allowed_positions_leaks_and_empties_a_row():
+    """7.2, masked weights not 0: masked_fill(allowed, -inf) vs masked_fill(~allowed)."""
+    torch.manual_seed(0)
+    scores = torch.randn(4, 4)
+    allowed = torch.ones(4, 4, dtype=torch.bool).tril()
+    wrong = scores.masked_fill(allowed, float("-inf")).softmax(-1)
+    assert (wrong[~allowed][:3] > 0).all()  # future positions get weight
+    assert torch.isnan(wrong[3]).all()  # row 3 is all "allowed": a row of -inf
+    right = scores.masked_fill(~allowed, float("-inf")).softmax(-1)
+    assert (right[~allowed] == 0).all()
+
+
+def test_selfattn_matches_sdpa_on_left_padding_with_a_causal_mask():
+    """7.2, NaN from fully masked rows: selfattn's zero rows are what SDPA gives."""
+    import torch.nn.functional as F
+
+    from selfattn.functional import scaled_dot_product_attention
+    from selfattn.masks import padding_mask
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 4, 4, requires_grad=True) for _ in range(3))
+    real = padding_mask(torch.tensor([2]), 4).flip(-1)
+    allowed = causal_mask(4) & real
+    out, _ = scaled_dot_product_attention(q, k, v, allowed)
+    assert torch.allclose(out, F.scaled_dot_product_attention(q, k, v, attn_mask=allowed))
+
+
+def _mha_weights(key_padding_mask):
+    from torch import nn
+
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(8, num_heads=2, batch_first=True)
+    x = torch.randn(2, 5, 8)
+    return mha(x, x, x, key_padding_mask=key_padding_mask)[1]
+
+
+def test_padding_mask_as_key_padding_mask_masks_every_key_of_a_full_sentence():
+    """7.3, mask polarity: sentence 1 has no padding, so MHA masks all its keys: NaN."""
+    from selfattn.masks import padding_mask
+
+    real = padding_mask(torch.tensor([5, 3]), 5)[:, 0]
+    assert torch.isnan(_mha_weights(real)[0]).all()
+    assert not torch.isnan(_mha_weights(to_mha_mask(real))).any()
+
+
+def test_padded_queries_put_all_their_weight_on_real_keys():
+    """7.3, padding side: under the key-side mask, padded queries see only real keys."""
+    from selfattn.masks import padding_mask
+    from selfattn.self_attention import SelfAttention
+
+    torch.manual_seed(0)
+    attn = SelfAttention(d_model=8, d_k=4)
+    x = torch.randn(1, 5, 8)
+    keys_ok = padding_mask(torch.tensor([3]), 5)
+    _, w = attn(x, keys_ok)
+    assert w[0, 3:, 3:].sum() == 0
+    assert torch.allclose(w[0, 3:].sum(-1), torch.ones(2))
+
+
+def test_mha_default_weights_are_the_mean_over_heads():
+    """7.3: w[:, 1] is query 1's row (sums to 1); the default averages the heads."""
+    from torch import nn
+
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(8, num_heads=4, batch_first=True)
+    x = torch.randn(2, 4, 8)
+    _, w = mha(x, x, x)
+    _, w_heads = mha(x, x, x, average_attn_weights=False)
+    assert torch.allclose(w[:, 1].sum(-1), torch.ones(2))
+    assert torch.allclose(w_heads.mean(dim=1), w, atol=1e-6)
+
+
+def test_dropout_scales_the_kept_weights_by_one_over_one_minus_p():
+    """7.3, dropout: a new module trains; kept weights are 1/(1-p) = 2 times larger."""
+    from torch import nn
+
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(8, num_heads=2, dropout=0.5, batch_first=True)
+    x = torch.randn(1, 6, 8)
+    assert mha.training
+    w = {}
+    for mode in ("train", "eval"):
+        mha.train(mode == "train")
+        _, w[mode] = mha(x, x, x, average_attn_weights=False)
+        mha(x, x, x)  # the chapter's second call: keeps the random draws in step
+    kept = w["train"] != 0
+    assert kept.any() and torch.allclose(w["train"][kept], 2 * w["eval"][kept])
