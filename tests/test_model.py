@@ -307,3 +307,43 @@ def test_weight_tying_one_matrix_for_embedding_and_output() -> None:
     assert copy.tok.weight.grad is not None and (copy.tok.weight.grad[~rows_used] != 0).any()
     std = model.tok.weight.std().item()
     assert 0.015 < std < 0.025, std  # GPT-2's N(0, 0.02): tied logits start small
+
+
+# Moved from chapter 10's page (10.2 and 10.3), where they guarded printed claims.
+@pytest.mark.parametrize("train", [True, False])
+def test_page_block_equals_layer_within_tolerance(train: bool) -> None:
+    """10.2's exact setting: equal within a tolerance on any platform."""
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(32, 4, 128, dropout=0.0, activation="gelu",
+                                       norm_first=True, batch_first=True)
+    block = Block.from_torch(layer)
+    x = torch.randn(3, 10, 32, requires_grad=True)
+    causal = nn.Transformer.generate_square_subsequent_mask(10)
+    layer.train(train), block.train(train)
+    ref, out = layer(x, src_mask=causal, is_causal=True), block(x)
+    g_ref = torch.autograd.grad(ref.square().sum(), [x, layer.linear1.weight])
+    g_out = torch.autograd.grad(out.square().sum(), [x, block.ff[0].weight])
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-6)
+    assert max((a - b).abs().max().item() for a, b in zip(g_ref, g_out, strict=True)) < 1e-5
+
+
+@pytest.mark.parametrize("book", ["book.txt", "book.en.txt"])
+def test_page_initial_loss_tying_and_block_size(book: str) -> None:
+    """10.3: the loss at initialization is about ln V, the output layer is the token
+    embedding, and a block has about 12 d_model^2 parameters."""
+    import math
+
+    import torch.nn.functional as F
+
+    from selfattn.charlm import load_corpus
+
+    root = Path(__file__).resolve().parents[1]
+    vocab, train_data, _ = load_corpus(root / "docs" / "labs" / "data" / book)
+    torch.manual_seed(0)
+    model = CharLM(len(vocab.chars), block_size=32, d_model=64, num_heads=4, num_layers=2)
+    x, y = train_data[:32][None], train_data[1:33][None]  # (1, 32)
+    loss0 = F.cross_entropy(model(x)[0], y[0]).item()
+    assert abs(loss0 - math.log(len(vocab.chars))) < 0.1, loss0
+    assert model.head.weight is model.tok.weight
+    block_params = sum(p.numel() for p in model.blocks[0].parameters())
+    assert abs(block_params / (12 * 64**2) - 1) < 0.05, block_params
