@@ -305,6 +305,34 @@ IMAGES = """() => [...document.querySelectorAll('.jupyter-wrapper .jp-OutputArea
   .map((img) => ({src: img.src.slice(0, 22), width: img.naturalWidth}))"""
 
 
+FIGURES = """() => [...document.querySelectorAll('figure.sa-figure')].map((f) => {
+  const svg = f.querySelector('svg');
+  return {id: f.id, caption: (f.querySelector('figcaption') || {}).textContent || '',
+          role: svg && svg.getAttribute('role'), label: svg && svg.getAttribute('aria-label'),
+          width: svg ? svg.getBoundingClientRect().width : 0,
+          column: f.parentElement.getBoundingClientRect().width,
+          ink: svg ? getComputedStyle(svg).color : ''};
+})"""
+FIGURE_CAPTION = re.compile(r"^(图 |Figure )(?P<n>\d+\.\d+)")
+# The chapters whose first figure is shot in both palettes (issue: chapters 3, 4, 5 and 8.3).
+FIGURE_SHOTS = {"03-qkv-formula.md", "04-why-sqrt-dk.md", "05-implementation.md", "08-long-sequences.md"}
+
+
+def figure_problems(figures: list[dict[str, Any]]) -> list[str]:
+    """Each figure drawn by the build: an inline SVG image with alt text, a numbered caption
+    matching its id, and within the text column."""
+    problems = []
+    for f in figures:
+        m = FIGURE_CAPTION.match(f["caption"].strip())
+        if not m or f["id"] != "fig-" + m["n"].replace(".", "-"):
+            problems.append(f"figure {f['id']!r}: caption {f['caption'][:40]!r} is not numbered as its id")
+        if f["role"] != "img" or not (f["label"] or "").strip():
+            problems.append(f"figure {f['id']}: the SVG has no role=img with alt text")
+        if not 0 < f["width"] <= f["column"] + 1:
+            problems.append(f"figure {f['id']}: {f['width']:.0f} px wide in a {f['column']:.0f} px column")
+    return problems
+
+
 def shoot(page: Any, name: str, full_page: bool = True) -> None:
     """A screenshot in build/screenshots/ (JPEG: half the time of PNG on the long chapters)."""
     page.screenshot(path=str(SCREENSHOTS / f"{name}.jpg"), full_page=full_page, type="jpeg", quality=85)
@@ -421,6 +449,15 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
             shoot(page, f"{_slug(src)}-light")
         shoot(page, f"{_slug(src)}-light-1280x900", full_page=False)  # what a reader sees first
 
+        # Figures: numbered, with alt text, within the column; their ink follows the palette (below).
+        figures = page.evaluate(FIGURES)
+        problems += figure_problems(figures)
+        if src.endswith(".md"):
+            blocks = [line.split(":", 1)[1].strip() for line in source(src).read_text(encoding="utf-8").splitlines()
+                      if line.lstrip().startswith("#| figure:")]
+            if [f["id"] for f in figures] != ["fig-" + n.replace(".", "-") for n in blocks]:
+                problems.append(f"figures built {[f['id'] for f in figures]}, figure blocks {blocks}")
+
         # The palette toggle: light -> dark and back (Chinese pages and two English ones: the same template).
         if full:
             scheme = facts["scheme"]
@@ -432,12 +469,22 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
             if (scheme, dark) != ("default", "slate"):
                 problems.append(f"the palette toggle went from {scheme!r} to {dark!r}, expected 'default' -> 'slate'")
             shoot(page, f"{_slug(src)}-dark", full_page=False)  # the palette: the first screen is enough
+            if figures:  # currentColor: the figures' text and axes change with the palette
+                ink_dark = page.evaluate(FIGURES)[0]["ink"]
+                if ink_dark == figures[0]["ink"]:
+                    problems.append(f"figure ink stays {ink_dark} in the dark palette")
+            if src in FIGURE_SHOTS and figures:  # the first figure in view, dark then light
+                page.evaluate("document.querySelector('figure.sa-figure').scrollIntoView({block: 'center'})")
+                shoot(page, f"{_slug(src)}-figure-dark-1280x900", full_page=False)
             page.evaluate(TOGGLE)
             with contextlib.suppress(Exception):
                 page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=30_000)
             back = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
             if back != "default":
                 problems.append(f"the palette toggle did not come back to 'default' ({back!r})")
+            if src in FIGURE_SHOTS and figures:
+                shoot(page, f"{_slug(src)}-figure-light-1280x900", full_page=False)
+                page.evaluate("window.scrollTo(0, 0)")
 
         # No code block scrolls sideways at 1280 x 900 (the collapsed blocks opened for the measurement).
         problems += [
