@@ -60,7 +60,7 @@ LAUNCH_ARGS = [
 ]
 # Search terms, and a page each must find whatever else the book says (the only hard-coded page of this file).
 # (edition, term, a page it must find): each edition searches its own index only.
-SEARCHES = [("", "缩放点积", "05-implementation/"), ("", "掩码", "05-implementation/"),
+SEARCHES = [("", "缩放点积", "03-qkv-formula/"), ("", "掩码", "05-implementation/"),  # 3: its title
             ("en/", "scaled dot-product", "en/05-implementation/")]
 RESULTS_SHOWN = 10  # material renders the first 10 result pages, more on scrolling
 

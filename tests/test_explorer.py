@@ -16,6 +16,8 @@ asserted. Screenshots of both editions at 1280 x 900 and at 390 px wide go to
 
 from __future__ import annotations
 
+import contextlib
+
 import base64
 import json
 import math
@@ -32,7 +34,7 @@ import torch
 
 from selfattn.functional import scaled_dot_product_attention
 from selfattn.model import next_logits
-from tests.test_browser import EN, SCREENSHOTS, base_url, chromium, launch, open_page  # noqa: F401
+from tests.test_browser import EN, SCREENSHOTS, base_url, browser, chromium, open_page  # noqa: F401
 from tools.explorer_export import CHECKPOINTS, load_model, sha256
 
 pytestmark = pytest.mark.browser
@@ -155,11 +157,13 @@ def part(ref: dict[str, Any], js: dict[str, Any]) -> list[tuple[str, float]]:
 
 
 @pytest.fixture(scope="module")
-def explorer(chromium: str, base_url: str, site_dir: Path) -> dict[str, Any]:  # noqa: F811
-    """Per edition: the model, the prompts, the twin's results and what the page did (one load each)."""
+def explorer(browser: Any, base_url: str, site_dir: Path) -> dict[str, Any]:  # noqa: F811
+    """Per edition: the model, the prompts, the twin's results and what the page did (one load each).
+
+    The session's browser (tests/test_browser.py): a second Playwright in the same thread fails."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {}
-    with launch(chromium) as browser:
+    with contextlib.nullcontext(browser):
         for lang, prefix in EDITIONS.items():
             checkpoint = ROOT / CHECKPOINTS[lang]
             manifest = json.loads((site_dir / prefix / "explorer" / "charlm.json").read_text(encoding="utf-8"))

@@ -12,6 +12,8 @@ book has no figures).
 
 from __future__ import annotations
 
+from html import escape
+
 import io
 import os
 import re
@@ -341,7 +343,7 @@ def test_every_figure_block_of_the_book_is_in_its_built_page_and_on_the_print_pa
         for html in (built, prints[lang]):
             element = re.search(rf'<figure id="{figure.id}" class="sa-figure">.*?</figure>', html, flags=re.S)
             assert element, f"{page.name}: figure {figure.number} is not in the built page / print page"
-            assert f'aria-label="{figure.alt}"' in element[0] or figure.alt.replace('"', "&quot;") in element[0]
+            assert f'aria-label="{escape(figure.alt, quote=True)}"' in element[0], f"{page.name}: {figure.id}'s alt text"
             assert "#|" not in built
     for lang, html in prints.items():
         counts = Counter(re.findall(r'\bid="(fig-[^"]+)"', html))

@@ -97,6 +97,7 @@ def _make_cache_copy(dst: Path) -> Path:
     shutil.copytree(ROOT / "tools", dst / "tools", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md", "LICENSE"):  # the hook reads the version and builds the wheel
         shutil.copy2(ROOT / name, dst / name)
+    shutil.copytree(ROOT / "models", dst / "models", ignore=shutil.ignore_patterns("__pycache__"))  # the explorer's
     if (ROOT / "overrides").is_dir():
         shutil.copytree(ROOT / "overrides", dst / "overrides")
     docs = dst / "docs"

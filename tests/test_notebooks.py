@@ -238,6 +238,12 @@ def _cell_chains(page: str, root: str) -> list[tuple[Chain, list[str]]]:
     return [(c, [cells.get(s, "") for s in c.starts]) for c in page_chains(page, root)]
 
 
+def solid(code: str) -> str:
+    """pytest-codeblocks drops the blank lines of an indented (collapsed) block, also inside a
+    docstring: the two programs are compared with blank lines dropped on both sides."""
+    return "\n".join(line for line in code.splitlines() if line.strip())
+
+
 def notebook_proof(page: str, root: str) -> tuple[list[str], list[tuple[Chain, list[str]]]]:
     """Conditions 2 and 3 of the module docstring, for one page: (what fails, the chains to run in a kernel,
     each with its cells)."""
@@ -258,8 +264,8 @@ def notebook_proof(page: str, root: str) -> tuple[list[str], list[tuple[Chain, l
         except SyntaxError as err:
             problems.append(f"{where}: a cell of the chain does not parse alone in the kernel: {err}")
             continue
-        joined = ast.Module(body=[s for t in trees for s in t.body], type_ignores=[])
-        if ast.dump(joined) != ast.dump(ast.parse(chain.code)):
+        joined = ast.parse("\n".join(solid(cell) for cell in cells))
+        if ast.dump(joined) != ast.dump(ast.parse(solid(chain.code))):
             problems.append(f"{where}: the cells do not make the program pytest-codeblocks runs")
         free = free_names(chain.code)
         if shadowed := sorted(free & earlier):

@@ -238,6 +238,8 @@
 
   function start() {
     const root = document.querySelector("div#explorer[data-model]"); // (chapter 10 has an #explorer heading)
+    // The print page holds the explorer's text, not the explorer: its model path is relative to explorer/.
+    if (document.getElementById("print-site-page")) return;
     if (root && !root.dataset.started && window.CharLMTwin) init(root);
   }
   if (typeof document$ !== "undefined") document$.subscribe(start);
