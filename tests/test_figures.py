@@ -101,6 +101,18 @@ def test_captions_are_numbered_in_each_language_and_alt_is_the_label(book: Path)
     assert re.match(r'<figure id="fig-1-1" class="sa-figure">', zh["fig-1-1"])
 
 
+def test_two_equal_images_in_one_figure_get_two_ids() -> None:
+    """matplotlib names an embedded image by its content: equal images would share an id."""
+    from tools.build.figures import inline_svg
+
+    svg = ('<svg><defs><clipPath id="p1"/></defs><image id="imageab" clip-path="url(#p1)"/>'
+           '<image id="imageab" clip-path="url(#p1)"/></svg>')
+    out = inline_svg(svg, "fig-4-2")
+    ids = re.findall(r'\bid="([^"]+)"', out)
+    assert ids == ["fig-4-2-p1", "fig-4-2-imageab", "fig-4-2-imageab-2"], ids
+    assert out.count("url(#fig-4-2-p1)") == 2
+
+
 def test_ids_are_unique_on_a_page_of_several_figures_and_ink_is_currentcolor(book: Path) -> None:
     _, built = build(PAGE, book)
     page = "\n".join(built.values())

@@ -265,7 +265,16 @@ def inline_svg(svg: str, figure_id: str) -> str:
     svg = re.sub(r'\s*<style type="text/css">[^<]*</style>', "", svg)  # *{stroke-linejoin...}: in extra.css
     svg = re.sub(r"\s*<defs>\s*</defs>", "", svg)
     ids = set(re.findall(r'\bid="([^"]+)"', svg))
-    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{figure_id}-{m[1]}"', svg)
+    seen: dict[str, int] = {}
+
+    def unique(m: re.Match[str]) -> str:
+        # matplotlib names an image by its content: two equal images share an id. References
+        # keep pointing at the first; a later copy gets a suffix, so every id is used once.
+        seen[m[1]] = seen.get(m[1], 0) + 1
+        suffix = f"-{seen[m[1]]}" if seen[m[1]] > 1 else ""
+        return f'id="{figure_id}-{m[1]}{suffix}"'
+
+    svg = re.sub(r'\bid="([^"]+)"', unique, svg)
     svg = re.sub(
         r'(href="#|url\(#)([^")]+)', lambda m: f"{m[1]}{figure_id}-{m[2]}" if m[2] in ids else m[0], svg
     )
