@@ -18,6 +18,7 @@ missing browser is a failure: the browser checks must not silently vanish there.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import http.server
@@ -155,6 +156,11 @@ def launch(path: str) -> Iterator[Any]:
     """A headless Chromium (one per thread: Playwright's sync API is bound to its thread)."""
     from playwright.sync_api import sync_playwright
 
+    # A Jupyter kernel run earlier in this thread (tests/test_notebooks.py, through nbclient and
+    # nest-asyncio) can leave its event loop registered as running, although nothing runs in it:
+    # this code is not inside any loop. Playwright's sync API refuses to start then, so clear it.
+    if asyncio.events._get_running_loop() is not None:
+        asyncio.events._set_running_loop(None)
     with sync_playwright() as p:
         # headless=True makes Playwright pass --headless itself (Chromium's new headless mode).
         b = p.chromium.launch(executable_path=path, headless=True, args=LAUNCH_ARGS)
