@@ -1,7 +1,10 @@
 """Peak extra memory of one attention path, measured in a fresh subprocess.
 
-Each configuration runs in its own interpreter, because a high-water mark only grows:
-it imports torch, builds the inputs, warms the path up at a tiny size, resets the
+Each configuration runs in its own process, because a high-water mark only grows. The
+process is forked from a server (``multiprocessing``'s forkserver) that has imported torch
+and selfattn but has run nothing, so a measurement does not pay for importing torch again;
+nothing the previous measurement allocated is in it. The child
+builds the inputs, warms the path up at a tiny size, resets the
 kernel's peak-RSS counter (``echo 5 > /proc/self/clear_refs``) and reads the current
 RSS (the baseline), runs the path once at full size and reads the peak (``VmHWM`` in
 ``/proc/self/status``). The difference is the peak extra memory of that path, its
@@ -13,7 +16,7 @@ once held 4 GiB starts with ``ru_maxrss`` = 4 GiB, so the delta reads 0. ``ru_ma
 is used only where ``clear_refs`` is not available (then the child must be started
 from a small parent).
 
-Usage (what :func:`peak_extra_mib` runs)::
+By hand, in a new interpreter (the same measurement)::
 
     python -m benchmarks.memory PATH N HEADS D_HEAD MODE THREADS
 """
@@ -21,11 +24,10 @@ Usage (what :func:`peak_extra_mib` runs)::
 from __future__ import annotations
 
 import json
-import os
+import multiprocessing
+from multiprocessing.connection import Connection
 import resource
-import subprocess
 import sys
-from pathlib import Path
 from collections.abc import Callable
 
 import torch
@@ -33,7 +35,6 @@ from torch import Tensor
 
 PATHS = ("explicit", "sdpa", "chunked", "keys_only")
 MODES = ("fwd", "fwd+bwd")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def attention_fn(path: str) -> Callable[[Tensor, Tensor, Tensor], Tensor]:
@@ -101,16 +102,52 @@ def _measure(path: str, n: int, heads: int, d: int, mode: str) -> float:
     return _peak() - base
 
 
+def _child(conn: Connection, path: str, n: int, heads: int, d: int, mode: str,
+           threads: int) -> None:
+    """The forked child: measure once and send the result (or the error) back."""
+    try:
+        torch.set_num_threads(threads)
+        conn.send(("ok", _measure(path, n, heads, d, mode)))
+    except BaseException as err:  # sent to the parent, which raises it naming the configuration
+        conn.send(("error", f"{type(err).__name__}: {err}"))
+    finally:
+        conn.close()
+
+
+_SERVER: list[multiprocessing.context.BaseContext] = []
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """The forkserver context, its server preloading torch and the attention paths (started on first use)."""
+    if not _SERVER:
+        if "forkserver" not in multiprocessing.get_all_start_methods():  # not Linux: a new interpreter each time
+            _SERVER.append(multiprocessing.get_context("spawn"))
+        else:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["torch", "selfattn.chunked", "selfattn.functional", "benchmarks.memory"])
+            _SERVER.append(ctx)
+    return _SERVER[0]
+
+
 def peak_extra_mib(path: str, n: int, *, heads: int = 1, d: int = 64, mode: str = "fwd", threads: int = 2) -> float:
     """Peak extra memory (MiB) of one pass of ``path``, measured in a fresh subprocess."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-m", "benchmarks.memory", path, str(n), str(heads), str(d), mode, str(threads)]
-    res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
-    if res.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stderr[-2000:]}")
-    return float(json.loads(res.stdout.strip().splitlines()[-1])["peak_extra_mib"])
+    attention_fn(path)  # an unknown path fails here, naming the known ones
+    ctx = _context()
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, path, n, heads, d, mode, threads))  # type: ignore[attr-defined]
+    proc.start()
+    send.close()
+    try:
+        status, value = recv.recv()
+    except EOFError:
+        status, value = "error", "the child exited without a result"
+    proc.join()
+    if status != "ok" or proc.exitcode != 0:
+        raise RuntimeError(f"peak_extra_mib({path!r}, {n}, heads={heads}, d={d}, mode={mode!r}) failed "
+                           f"(exit code {proc.exitcode}): {value}")
+    return float(value)
 
 
 if __name__ == "__main__":
