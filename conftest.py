@@ -28,12 +28,26 @@ def _skip_cuda(items: list[pytest.Item]) -> None:
             item.add_marker(skip)
 
 
+# Tests that share one module fixture costing seconds: the explorer's load the page once per edition.
+TOGETHER = ("tests/test_explorer.py::",)
+
+
+def _together_first(items: list[pytest.Item]) -> None:
+    """Put the tests of TOGETHER at the front. pytest-xdist's ``worksteal`` (``make test``) gives the first half of
+    the items to the first worker and steals only from the end of a queue: so they run in one worker, which builds
+    their fixture once, instead of in both."""
+    front = [i for i in items if i.nodeid.startswith(TOGETHER)]
+    if front:
+        items[:] = front + [i for i in items if not i.nodeid.startswith(TOGETHER)]
+
+
 @pytest.hookimpl(trylast=True)  # after -k, -m and --deselect have chosen the items
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     from tools.codeblocks import share_english_runs
 
     _skip_cuda(items)
     share_english_runs(items)
+    _together_first(items)
 
 
 # The lab notebooks under docs/labs are executed by the site build, not imported as test modules

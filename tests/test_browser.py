@@ -322,6 +322,11 @@ FIGURES = """() => [...document.querySelectorAll('figure.sa-figure')].map((f) =>
 FIGURE_CAPTION = re.compile(r"^(图 |Figure )(?P<n>\d+\.\d+)")
 # The chapters whose first figure is shot in both palettes (issue: chapters 3, 4, 5 and 8.3).
 FIGURE_SHOTS = {"03-qkv-formula.md", "04-why-sqrt-dk.md", "05-implementation.md", "08-long-sequences.md"}
+# The pages whose palette toggle is clicked (light -> dark -> light), with a screenshot of each palette: one page of
+# each template (a Markdown page, a lab notebook, each edition's preface) and the chapters of FIGURE_SHOTS, whose
+# figures' ink must change with it. A toggle costs more than a second on a long page; on every other page the
+# template is one of these, and the figures' ink is currentColor (tests/test_figures.py checks every built figure).
+TOGGLED = {"index.md", "labs/scaling.py", *FIGURE_SHOTS} | EN_SCREENSHOTS
 
 
 def figure_problems(figures: list[dict[str, Any]]) -> list[str]:
@@ -464,8 +469,8 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
             if [f["id"] for f in figures] != ["fig-" + n.replace(".", "-") for n in blocks]:
                 problems.append(f"figures built {[f['id'] for f in figures]}, figure blocks {blocks}")
 
-        # The palette toggle: light -> dark and back (Chinese pages and two English ones: the same template).
-        if full:
+        # The palette toggle: light -> dark and back (the pages of TOGGLED).
+        if src in TOGGLED:
             scheme = facts["scheme"]
             if (shown := page.evaluate(TOGGLE)) != 1:  # a click on the label, without Playwright's scrolling
                 problems.append(f"{shown} visible palette toggles, expected 1")
@@ -524,6 +529,11 @@ FIT_LAB = """(text) => {
 
 
 FIT_LINES = [("x" * 88, False), ("注" * 44, False), ("x" * 120, True)]  # (a line, whether it must scroll)
+
+
+def test_the_toggled_pages_are_pages_of_the_nav() -> None:
+    """A page renamed out of TOGGLED would silently lose its palette check."""
+    assert TOGGLED <= set(PAGES), sorted(TOGGLED - set(PAGES))
 
 
 def test_88_columns_fit_in_a_lab_cell(browser: Any, base_url: str) -> None:
