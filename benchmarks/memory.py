@@ -129,7 +129,7 @@ def _context() -> multiprocessing.context.BaseContext:
     return _SERVER[0]
 
 
-def peak_extra_mib(path: str, n: int, *, heads: int = 1, d: int = 64, mode: str = "fwd", threads: int = 2) -> float:
+def peak_extra_mib(path: str, n: int, *, heads: int = 1, d: int = 64, mode: str = "fwd", threads: int = 1) -> float:
     """Peak extra memory (MiB) of one pass of ``path``, measured in a fresh subprocess."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")

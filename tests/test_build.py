@@ -20,6 +20,9 @@ import pytest
 
 from tools.build import languages, mode, printpage, search, switcher, templates, wheel
 
+# print-site's own function, before any test here calls printpage.configure (which replaces it in this process).
+PRINT_SITE_ANCHOR_IDS = __import__("mkdocs_print_site_plugin.urls").urls.update_anchor_ids
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -121,6 +124,40 @@ def test_the_print_page_per_language_and_its_links_to_figures(tmp_path: Path) ->
     page.write_text('<a href="#en-03-qkv-formula-fig-3-2">Figure 3.2</a><a href="#en-03-qkv-formula-x">x</a>', encoding="utf-8")
     printpage.fix_figure_links(SimpleNamespace(site_dir=str(tmp_path)))
     assert page.read_text(encoding="utf-8") == '<a href="#fig-3-2">Figure 3.2</a><a href="#en-03-qkv-formula-x">x</a>'
+
+
+ANCHOR_HTML = """<h1 id="title">Title</h1>
+<h2 id="x-1"><a href="#x-1">x</a> (see <code>id="x-1"</code>)</h2>
+<p>Text<sup id="fnref:1"><a class="footnote-ref" href="#fn:1">1</a></sup> and <span id="not-changed">s</span></p>
+<div class="highlight"><pre><span></span><code><span class="n">a</span> <span class="o">=</span> <span class="mi">1</span>
+</code></pre></div>
+<svg id="fig-1-1"><g id="fig-1-1-axes"><clipPath id="fig-1-1-p1"><rect/></clipPath></g></svg>
+<div class="footnote">
+<ol>
+<li id="fn:1"><p>A note.</p></li>
+</ol>
+</div>
+<H3 ID="upper">H</H3><h4 class="a"
+  id="split">line</h4><li>none</li>
+"""
+
+
+def test_the_print_pages_anchor_ids_are_print_sites(site_dir: Path) -> None:
+    """Our update_anchor_ids makes print-site's edits, quirks included (on a sample of each kind of tag, and on built
+    pages), and is the one print-site calls after configure()."""
+    from mkdocs_print_site_plugin import urls
+
+    original = PRINT_SITE_ANCHOR_IDS
+    assert original is not printpage.update_anchor_ids
+    printpage.configure(config(plugins={"print-site": SimpleNamespace(config={"enabled": True})}), "zh", dirty=False)
+    assert urls.update_anchor_ids is printpage.update_anchor_ids
+    expected = original(ANCHOR_HTML, "p")
+    assert 'id="p-title"' in expected and 'id="p-fn:1"' in expected and 'id="split"' in expected
+    assert 'id="fnref:1"' in expected  # print-site's match of <p> reaches into the <sup> and leaves it as it is
+    assert printpage.update_anchor_ids(ANCHOR_HTML, "p") == expected
+    for page in ("glossary", "en/08-roadmap"):
+        html = (site_dir / page / "index.html").read_text(encoding="utf-8")
+        assert printpage.update_anchor_ids(html, "k") == original(html, "k"), page
 
 
 def test_wheel_version_in_the_pages_and_the_footer() -> None:
