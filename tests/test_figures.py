@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.build import figures
+from tools.build import figures, hashing
 from tools.build.figures import Figure, FigureError
 from tools.tangle import parse_fences
 
@@ -157,8 +157,8 @@ def test_the_cache_key_covers_the_code_the_id_the_package_and_the_tools(book: Pa
     keys.add(figures.cache_key("x = 1", "fig-1-2", inputs))
     (book / "src" / "pkg" / "__init__.py").write_text("X = 2\n", encoding="utf-8")
     keys.add(figures.cache_key("x = 1", "fig-1-1", figures.inputs_key(book)))
-    real = figures.importlib.metadata.version
-    monkeypatch.setattr(figures.importlib.metadata, "version", lambda n: "9.9" if n == "matplotlib" else real(n))
+    real = hashing.importlib.metadata.version
+    monkeypatch.setattr(hashing.importlib.metadata, "version", lambda n: "9.9" if n == "matplotlib" else real(n))
     keys.add(figures.cache_key("x = 1", "fig-1-1", figures.inputs_key(book)))
     assert len(keys) == 5
     words = figures.cache_key("#| caption: One.\n#| alt: A.\nx = 1", "fig-1-1", inputs)

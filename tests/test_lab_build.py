@@ -202,7 +202,7 @@ def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None
 
 
 def test_the_cache_key_covers_sources_data_and_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tools.build import labs
+    from tools.build import hashing, labs
 
     (tmp_path / "src" / "selfattn").mkdir(parents=True)
     (tmp_path / "benchmarks" / "results").mkdir(parents=True)
@@ -218,8 +218,8 @@ def test_the_cache_key_covers_sources_data_and_tools(tmp_path: Path, monkeypatch
     keys.append(labs.lab_inputs_key(tmp_path))
     (tmp_path / "src" / "selfattn" / "new.py").write_text("", encoding="utf-8")
     keys.append(labs.lab_inputs_key(tmp_path))
-    real = labs.importlib.metadata.version
-    monkeypatch.setattr(labs.importlib.metadata, "version", lambda name: "9.9" if name == "torch" else real(name))
+    real = hashing.importlib.metadata.version
+    monkeypatch.setattr(hashing.importlib.metadata, "version", lambda name: "9.9" if name == "torch" else real(name))
     keys.append(labs.lab_inputs_key(tmp_path))
     assert len(set(keys)) == len(keys), keys
 

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import hashlib
 import html
-import importlib.metadata
 import io
 import logging
 import re
@@ -63,6 +62,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.build.hashing import inputs_hash
 from tools.tangle import Fence, book_pages, parse_fences
 
 log = logging.getLogger("mkdocs.hooks.figures")
@@ -178,20 +178,7 @@ def chain_code(markdown: str, fence: Fence) -> str:
 
 def inputs_key(root: Path) -> str:
     """A hash of what every figure depends on besides its code: the package sources, the tools, this file."""
-    h = hashlib.sha256(f"python {sys.version}\n".encode())
-    for name in TOOLS:
-        try:
-            version = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            version = "absent"
-        h.update(f"{name} {version}\n".encode())
-    h.update(Path(__file__).read_bytes())
-    for pattern in INPUTS:
-        for path in sorted(root.glob(pattern)):
-            if "__pycache__" not in path.parts:
-                h.update(f"{path.relative_to(root).as_posix()}\n".encode())
-                h.update(path.read_bytes())
-    return h.hexdigest()
+    return inputs_hash(root, TOOLS, INPUTS, extra=Path(__file__).read_bytes())
 
 
 def begin(root: Path, serving: bool = False) -> None:

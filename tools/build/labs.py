@@ -18,14 +18,13 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import logging
 import re
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
+from tools.build.hashing import inputs_hash
 from tools.build.languages import root_prefix
 
 log = logging.getLogger("mkdocs.hooks.tangle")
@@ -42,19 +41,7 @@ STATE = {"inputs": "", "key": ""}  # this build's inputs key; the key the last `
 
 def lab_inputs_key(root: Path) -> str:
     """A hash of the package sources, the benchmark data and the tool versions the labs run with."""
-    h = hashlib.sha256(f"python {sys.version}\n".encode())
-    for name in LAB_TOOLS:
-        try:
-            version = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            version = "absent"
-        h.update(f"{name} {version}\n".encode())
-    for pattern in LAB_INPUTS:
-        for path in sorted(root.glob(pattern)):
-            if "__pycache__" not in path.parts:
-                h.update(f"{path.relative_to(root).as_posix()}\n".encode())
-                h.update(path.read_bytes())
-    return h.hexdigest()[:16]
+    return inputs_hash(root, LAB_TOOLS, LAB_INPUTS)[:16]
 
 
 def use_cache(config: Any, root: Path, lang: str) -> None:
