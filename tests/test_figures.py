@@ -281,6 +281,7 @@ def small_site(root: Path, a: str, b: str) -> Path:
     return root
 
 
+@pytest.mark.slow  # two nested `mkdocs build` runs
 def test_the_strict_build_shows_the_figures_and_fails_on_a_failing_block_naming_page_and_figure(tmp_path: Path) -> None:
     inner = "".join(f"    {line}\n" if line else "\n" for line in figure_block("1.2").splitlines())
     a = "# A\n\n" + figure_block("1.1") + f'\n如[图 1.2](#fig-1-2)所示。\n\n??? note "图 1.2 的代码"\n\n{inner}\nAfter.\n'

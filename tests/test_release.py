@@ -81,6 +81,7 @@ def test_the_setup_cell_installs_the_plot_extra(tmp_path: Path, monkeypatch: pyt
     assert _run_setup_cell(other, ROOT, monkeypatch, None) == [], "inside the repository: src/"
 
 
+@pytest.mark.slow  # pip builds and reads a wheel
 def test_pip_reads_the_wheel_with_the_plot_extra(tmp_path: Path) -> None:
     """The form the cell gives pip for $SELFATTN_WHEEL, WHEEL[plot], asks for matplotlib, offline."""
     wheel = build_wheel(ROOT, cache=tmp_path / "wheel")
