@@ -2,9 +2,9 @@
 
 Each configuration runs in its own process, because a high-water mark only grows. The
 process is forked from a server (``multiprocessing``'s forkserver) that has imported torch
-and selfattn but has run nothing, so a measurement does not pay for importing torch again;
-nothing the previous measurement allocated is in it. The child
-builds the inputs, warms the path up at a tiny size, resets the
+and selfattn but has run nothing, so a measurement does not pay for importing torch again,
+and nothing an earlier measurement allocated is in it. The child builds the inputs, warms
+the path up at a tiny size, resets the
 kernel's peak-RSS counter (``echo 5 > /proc/self/clear_refs``) and reads the current
 RSS (the baseline), runs the path once at full size and reads the peak (``VmHWM`` in
 ``/proc/self/status``). The difference is the peak extra memory of that path, its
@@ -23,6 +23,7 @@ By hand, in a new interpreter (the same measurement)::
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 from multiprocessing.connection import Connection
@@ -114,19 +115,14 @@ def _child(conn: Connection, path: str, n: int, heads: int, d: int, mode: str,
         conn.close()
 
 
-_SERVER: list[multiprocessing.context.BaseContext] = []
-
-
+@functools.cache
 def _context() -> multiprocessing.context.BaseContext:
     """The forkserver context, its server preloading torch and the attention paths (started on first use)."""
-    if not _SERVER:
-        if "forkserver" not in multiprocessing.get_all_start_methods():  # not Linux: a new interpreter each time
-            _SERVER.append(multiprocessing.get_context("spawn"))
-        else:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["torch", "selfattn.chunked", "selfattn.functional", "benchmarks.memory"])
-            _SERVER.append(ctx)
-    return _SERVER[0]
+    if "forkserver" not in multiprocessing.get_all_start_methods():  # not on Windows: a new interpreter each time
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["torch", "selfattn.chunked", "selfattn.functional", "benchmarks.memory"])
+    return ctx
 
 
 def peak_extra_mib(path: str, n: int, *, heads: int = 1, d: int = 64, mode: str = "fwd", threads: int = 1) -> float:

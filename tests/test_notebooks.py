@@ -384,7 +384,7 @@ def test_each_notebook_runs_as_its_code_blocks(
 GLUE_PROBE = "import selfattn\nprint(selfattn.__file__, selfattn.__version__)"
 # Deletes every name the cells before bound, but for names that start with "_" (which the proof already covers:
 # a chain that reads a name an earlier cell binds fails it). ``%reset -f`` also runs two full garbage
-# collections, half a second each with torch loaded, 27 times here.
+# collections: about half a second per reset in this kernel, with torch loaded, 27 resets here.
 CLEAR = "%reset_selective -f ."
 
 
