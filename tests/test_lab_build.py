@@ -113,7 +113,10 @@ def _make_cache_copy(dst: Path) -> Path:
         LAB_HEADER.format(title="Probe") + "from selfattn.probe import VALUE\n\nprint(f'probe value: {VALUE}')\n",
         encoding="utf-8",
     )
-    (docs / "labs" / "other.py").write_text(LAB_HEADER.format(title="Other") + "print('other lab')\n", encoding="utf-8")
+    (docs / "labs" / "other.py").write_text(
+        LAB_HEADER.format(title="Other") + "import os\n\nprint('other lab, threads:', os.environ.get('OMP_NUM_THREADS'))\n",
+        encoding="utf-8",
+    )
     # The English edition of probe: the same code apart from a comment (other.py has none: i18n falls back to it).
     (docs / "labs" / "probe.en.py").write_text(
         LAB_HEADER.format(title="Probe (English)")
@@ -149,6 +152,11 @@ def _reused(log: str) -> list[str]:
     return sorted(re.findall(r"labs: reused for '([^']*)'", log))
 
 
+def _ahead(log: str) -> list[str]:
+    """The labs whose outputs came from their run ahead (``tools/build/labs.py``, ``execute_ahead``)."""
+    return sorted(re.findall(r"labs: executed '([^']*)' \(ahead\)", log))
+
+
 @pytest.mark.slow
 def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None:
     """The lab cache (.cache/labs/<key>/) never hides a change, an edit of prose executes nothing, and a failing
@@ -168,6 +176,9 @@ def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None
     log = build()
     assert _executed(log) == ["Other", "Probe"]
     assert _reused(log) == ["Other", "Probe (English)"]
+    # Both ran ahead, in parallel with the build, each kernel with one torch thread.
+    assert _ahead(log) == ["Other", "Probe"], log[-3000:]
+    assert "other lab, threads: 1" in (site / "labs" / "other" / "index.html").read_text(encoding="utf-8")
     assert "probe value: one" in probe_page.read_text(encoding="utf-8")
     english = (site / "en" / "labs" / "probe" / "index.html").read_text(encoding="utf-8")
     assert "probe value: one" in english and "Probe (English)" in english
@@ -179,7 +190,9 @@ def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None
     _write_chapter(root, '"one"', prose="前言，改了一句。")
     lab = root / "docs" / "labs" / "probe.py"
     lab.write_text(lab.read_text(encoding="utf-8").replace("probe value", "probe VALUE"), encoding="utf-8")
-    assert _executed(build()) == ["Probe"]  # the English probe keeps its cached page: its text did not change
+    log = build()
+    assert _executed(log) == ["Probe"]  # the English probe keeps its cached page: its text did not change
+    assert _ahead(log) == ["Probe"]
     assert "probe VALUE: one" in probe_page.read_text(encoding="utf-8")
 
     # A change of the package (a titled block, re-tangled into src/) executes the labs again: no stale output.
@@ -187,6 +200,7 @@ def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None
     # The English probe's code now differs from the Chinese one (it still prints "probe value"): it runs on its own.
     log = build()
     assert _executed(log) == ["Other", "Probe", "Probe (English)"]
+    assert _ahead(log) == ["Other", "Probe", "Probe (English)"]
     assert _reused(log) == ["Other"]
     assert "probe VALUE: two" in probe_page.read_text(encoding="utf-8")
 
@@ -197,6 +211,7 @@ def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None
     log = run.stdout + run.stderr
     assert run.returncode != 0, f"the build should fail on the raising cell, but it exited 0:\n{log[-3000:]}"
     assert CANARY in log, f"the build log should name the failing cell's error:\n{log[-3000:]}"
+    assert "labs: 'Probe' failed ahead (CellExecutionError); executing it in place" in log, log[-3000:]
     assert not probe_page.exists(), "no page for the failed lab"
     assert sorted((root / ".cache" / "labs").glob("*/*/*.json")) == cached, "a failed run is not cached"
 

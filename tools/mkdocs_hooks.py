@@ -64,6 +64,7 @@ def on_pre_build(config: Any) -> None:
     wheel.footer(config)  # the version in the footer
     labs.use_cache(config, root, lang)  # the labs' cache, keyed by src/, the data and the tools
     labs.execute_each_lab_once()  # an English lab reuses the Chinese lab's outputs
+    labs.execute_ahead(config, root)  # the labs this build will execute, both editions, two kernels at a time
     figures.begin(root, mode.serving())  # the figures' cache key: src/, the data and the tools
     figures.check(root, lang)  # the figures' numbers and the references to them (errors fail --strict)
 
@@ -119,3 +120,7 @@ def on_post_build(config: Any) -> None:
     printpage.fix_figure_links(config)  # links to figures on the print pages
     notebooks.prune(root, mode.dirty())  # drop the cached notebooks no page used
     figures.prune(root, mode.dirty())  # drop the cached figures no page used
+
+
+def on_build_error(error: Exception) -> None:
+    labs.cancel_ahead()  # the labs queued ahead: a failed build does not wait for them

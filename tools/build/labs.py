@@ -9,6 +9,13 @@
   runs all.
 * Once for both editions. A lab whose code cells match in both languages is executed once per
   build (:func:`execute_each_lab_once`).
+* Ahead, two at a time. mkdocs-jupyter executes the labs one after another, in page order, and
+  the English build starts only after the Chinese one. :func:`execute_ahead` starts, when the first
+  edition's build begins, every lab that this build will execute (not in mkdocs-jupyter's cache),
+  for both editions, in two kernels at a time, the largest lab first; the page then takes the
+  outputs from there. Every lab kernel runs with one torch thread (:data:`LAB_THREADS`), ahead or
+  not, so that two kernels share two cores without fighting and a lab's numbers do not depend on
+  which way it ran.
 * Their pages. mkdocs-static-i18n's ``on_files`` drops mkdocs-jupyter's wrappers: :func:`rewrap`
   makes the labs notebook pages again.
 * Under ``serve --dirty``, when the package or the data changed, :func:`rebuild_pages_showing_src`
@@ -19,13 +26,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import shutil
 from pathlib import Path
 from typing import Any
 
 from tools.build.hashing import inputs_hash
-from tools.build.languages import root_prefix
+from tools.build.languages import DEFAULT_LANGUAGE, root_prefix
 
 log = logging.getLogger("mkdocs.hooks.tangle")
 
@@ -35,6 +43,8 @@ LAB_CACHE = ".cache/labs"
 LAB_INPUTS = ("src/**/*.py", "benchmarks/results/*.json")
 LAB_TOOLS = ("torch", "numpy", "matplotlib", "mkdocs-jupyter", "nbconvert", "nbclient", "jupytext", "ipykernel")
 KEPT_CACHES = 3  # the newest cache folders kept (switching branches back and forth stays cheap)
+AHEAD_WORKERS = 2  # lab kernels executing at once (one per core of the 2-core machine the budgets are measured on)
+LAB_THREADS = "1"  # OMP_NUM_THREADS of every lab kernel: torch's intra-op threads
 
 STATE = {"inputs": "", "key": ""}  # this build's inputs key; the key the last `serve --dirty` rebuild saw
 
@@ -87,6 +97,90 @@ def code_key(nb: Any) -> str:
 
 
 _EXECUTED: dict[str, list[tuple[Any, Any]]] = {}  # inputs key + code key -> each code cell's (outputs, count)
+_AHEAD: dict[str, Any] = {}  # inputs key + code key -> the Future of a lab executing ahead
+_POOL: list[Any] = []  # the one ThreadPoolExecutor of this process, once started
+
+
+def _outputs(nb: Any) -> list[tuple[Any, Any]]:
+    import copy
+
+    return [(copy.deepcopy(c.outputs), c.get("execution_count")) for c in nb.cells if c.cell_type == "code"]
+
+
+def _execute(nb: Any, kernel_name: str) -> list[tuple[Any, Any]]:
+    """Execute a lab notebook as mkdocs-jupyter configures nbconvert (``allow_errors`` false, its kernel)."""
+    from nbconvert.preprocessors import ExecutePreprocessor
+
+    preprocess = ExecutePreprocessor.preprocess
+    preprocess = getattr(preprocess, "original", preprocess)  # not the wrapper below, which would wait for this run
+    preprocess(ExecutePreprocessor(kernel_name=kernel_name, allow_errors=False, store_widget_state=True), nb, {})
+    return _outputs(nb)
+
+
+def lab_notebook(path: Path) -> Any:
+    """A lab as mkdocs-jupyter reads it: jupytext, then the ``ipynb`` text nbconvert parses."""
+    import io
+
+    import jupytext
+    import nbformat
+
+    return nbformat.read(io.StringIO(jupytext.writes(jupytext.read(path), fmt="ipynb")), as_version=4)
+
+
+def lang_of(path: Path) -> str:
+    """The edition of a lab file: ``scaling.en.py`` is English, ``scaling.py`` Chinese."""
+    return path.suffixes[0][1:] if len(path.suffixes) > 1 else DEFAULT_LANGUAGE
+
+
+def labs_to_execute(config: Any, root: Path) -> list[Path]:
+    """The labs of both editions whose page is not in mkdocs-jupyter's cache (``.cache/labs/<key>/<lang>/``,
+    the entry mkdocs-jupyter itself looks up): the Chinese ones first, as the Chinese edition is built
+    first, each edition's largest first (a proxy for the longest); none when labs are not executed."""
+    from pathlib import PurePath
+
+    from mkdocs_jupyter.plugin import _compute_cache_key, _get_cache_path
+
+    jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
+    if jupyter is None or not jupyter.config.get("execute"):
+        return []
+    todo = []
+    def order(path: Path) -> tuple[bool, int, str]:  # the first edition's labs first (its pages wait for them)
+        return (lang_of(path) != DEFAULT_LANGUAGE, -path.stat().st_size, path.name)
+
+    for path in sorted((root / "docs/labs").glob("*.py"), key=order):
+        if any(PurePath(path).match(pattern) for pattern in jupyter.config.get("execute_ignore") or []):
+            continue
+        folder = root / LAB_CACHE / STATE["inputs"] / lang_of(path)
+        cached = jupyter.config.get("cache") and _get_cache_path(folder, _compute_cache_key(path, jupyter.config, True)).exists()
+        if not cached:
+            todo.append(path)
+    return todo
+
+
+def execute_ahead(config: Any, root: Path) -> None:
+    """Start executing, :data:`AHEAD_WORKERS` at a time, each lab this build will execute (both editions,
+    each code once); :func:`execute_each_lab_once` waits for its outputs when the page asks for them.
+    A lab that fails ahead is executed again in place, so that its error is reported as before."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
+    os.environ["OMP_NUM_THREADS"] = LAB_THREADS  # every lab kernel started from now on, ahead or in place
+    for path in labs_to_execute(config, root):
+        nb = lab_notebook(path)
+        key = f"{STATE['inputs']}:{code_key(nb)}"
+        if key in _EXECUTED or key in _AHEAD:
+            continue
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(AHEAD_WORKERS, thread_name_prefix="lab"))
+        _AHEAD[key] = _POOL[0].submit(_execute, nb, jupyter.config.get("kernel_name") or "")
+        log.info("labs: executing %s ahead", path.relative_to(root))
+
+
+def cancel_ahead() -> None:
+    """Drop the labs not yet started ahead (a failed build need not wait for them)."""
+    for future in _AHEAD.values():
+        future.cancel()
+    _AHEAD.clear()
 
 
 def execute_each_lab_once() -> None:
@@ -108,6 +202,17 @@ def execute_each_lab_once() -> None:
         key = f"{STATE['inputs']}:{code_key(nb)}"
         cells = [c for c in nb.cells if c.cell_type == "code"]
         title = next((c.source.splitlines()[0].lstrip("# ") for c in nb.cells if c.cell_type == "markdown" and c.source), "?")
+        if key not in _EXECUTED and key in _AHEAD:
+            try:
+                outputs = _AHEAD.pop(key).result()
+            except Exception as error:  # executed again below: mkdocs-jupyter reports the failing cell
+                log.info("labs: %r failed ahead (%s); executing it in place", title, type(error).__name__)
+            else:
+                for cell, (out, count) in zip(cells, outputs, strict=True):
+                    cell.outputs, cell.execution_count = out, count
+                log.info("labs: executed %r (ahead)", title)
+                _EXECUTED[key] = _outputs(nb)
+                return nb, resources
         if key in _EXECUTED:
             for cell, (outputs, count) in zip(cells, _EXECUTED[key], strict=True):
                 cell.outputs, cell.execution_count = copy.deepcopy(outputs), count
@@ -117,10 +222,11 @@ def execute_each_lab_once() -> None:
         log.info("labs: executed %r", title)
         for stale in [k for k in _EXECUTED if not k.startswith(f"{STATE['inputs']}:")]:
             del _EXECUTED[stale]
-        _EXECUTED[key] = [(copy.deepcopy(c.outputs), c.get("execution_count")) for c in cells]
+        _EXECUTED[key] = _outputs(nb)
         return nb, resources
 
     preprocess.selfattn_once = True  # type: ignore[attr-defined]
+    preprocess.original = original  # type: ignore[attr-defined]
     ExecutePreprocessor.preprocess = preprocess
 
 
