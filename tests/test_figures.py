@@ -401,3 +401,27 @@ def test_under_serve_a_changed_package_is_imported_again(tmp_path: Path) -> None
     run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["value 1 drawn: True", "value 2 drawn: True"], run.stdout + run.stderr
+
+
+def test_check_reads_the_pages_again_only_when_one_changed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`figures.check` runs at every rebuild of `make serve`: unchanged pages are not read again, but their
+    problems are logged every time (a strict build must fail on each), and a changed page is read again."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text("nav: [01-a.md]\n", encoding="utf-8")
+    page = tmp_path / "docs" / "01-a.md"
+    page.write_text("# A\n\n见图 1.9。\n", encoding="utf-8")
+    reads = []
+    real = figures.check_book
+    monkeypatch.setattr(figures, "check_book", lambda *args: reads.append(args) or real(*args))
+    monkeypatch.setattr(figures, "_CHECKED", {})
+    for _ in range(2):
+        caplog.clear()
+        figures.check(tmp_path, "zh")
+        assert [r.levelname for r in caplog.records] == ["ERROR"] and "1.9" in caplog.text, caplog.text
+    assert len(reads) == 1, "the second check did not read the unchanged pages"
+    page.write_text("# A\n\n没有图。\n", encoding="utf-8")
+    caplog.clear()
+    figures.check(tmp_path, "zh")
+    assert len(reads) == 2 and not caplog.records, caplog.text

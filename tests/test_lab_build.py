@@ -253,3 +253,29 @@ def test_code_key_ignores_comments_and_assert_messages_only() -> None:
     assert zh != key("%matplotlib inline\nx = 1", "assert x == 1\nprint(f'x is {x}')")  # printed text differs
     assert zh != key("%matplotlib inline\nx = 2", "assert x == 1\nprint(f'x = {x}')")
     assert zh != key("x = 1", "assert x == 1\nprint(f'x = {x}')")  # the magic is part of the code
+
+
+@pytest.mark.parametrize("dirty_rebuild_keeps", [False, True])
+def test_a_dirty_rebuild_keeps_the_lab_cache(tmp_path: Path, dirty_rebuild_keeps: bool) -> None:
+    """mkdocs-jupyter deletes, after a build, the cache entries the build did not look up. A rebuild of one
+    saved page under `serve --dirty` looks up no lab: without ``keep_cache_when_dirty`` the whole lab cache
+    goes (the control case, so the test shows the upstream behaviour it guards against)."""
+    from mkdocs_jupyter.plugin import Plugin
+
+    from tools.build import labs
+
+    jupyter = Plugin()
+    errors, warnings = jupyter.load_config({"execute": True, "cache": True, "cache_dir": str(tmp_path)})
+    assert not errors, errors
+    entries = [tmp_path / f"{name}.json" for name in ("a" * 64, "b" * 64)]
+    for entry in entries:
+        entry.write_text("{}", encoding="utf-8")
+
+    class Config:
+        plugins = {"mkdocs-jupyter": jupyter}
+
+    jupyter.on_pre_build(Config())  # a rebuild starts; no lab page is rendered in it
+    if dirty_rebuild_keeps:
+        labs.keep_cache_when_dirty(Config())
+    jupyter.on_post_build(Config())
+    assert [entry.exists() for entry in entries] == [dirty_rebuild_keeps] * 2

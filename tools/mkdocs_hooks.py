@@ -27,6 +27,7 @@ from tools.build import (
     switcher,
     tangling,
     templates,
+    watching,
     wheel,
 )
 
@@ -45,6 +46,10 @@ def on_startup(command: str, dirty: bool) -> None:
     mode.start(command, dirty)  # build, serve, or serve --dirty
 
 
+def on_serve(server: Any, config: Any, builder: Any) -> Any:
+    return watching.poll_faster(server)  # a save is seen within 0.1 s, not 0.5 s
+
+
 @event_priority(100)  # before the search plugin reads its options (and before i18n's own on_config)
 def on_config(config: Any) -> Any:
     lang = languages.configure(config)  # the theme speaks the language being built
@@ -56,7 +61,8 @@ def on_config(config: Any) -> Any:
 
 def on_pre_build(config: Any) -> None:
     root = root_of(config)
-    tangling.retangle(root)  # src/ from the chapters (only the files that changed)
+    if not languages.nested():  # the English build runs inside the Chinese one, which has just tangled
+        tangling.retangle(root)  # src/ from the chapters (only the files that changed)
     if not hasattr(config, "plugins"):  # tests/test_tangle.py calls this with a bare config
         return
     lang = languages.begin(config)  # this language's build starts (i18n nests the English one)
@@ -76,6 +82,7 @@ def on_files(files: Any, config: Any) -> Any:
     wheel.offer(files, config, root, stale_ok=mode.serving())  # the wheel at dist/
     if mode.dirty():
         labs.rebuild_pages_showing_src(files, root)  # src/ changed: rebuild the labs and the API page
+        labs.keep_cache_when_dirty(config)  # a rebuild of one page does not empty the labs' cache
     return files
 
 
@@ -124,3 +131,4 @@ def on_post_build(config: Any) -> None:
 
 def on_build_error(error: Exception) -> None:
     labs.cancel_ahead()  # the labs queued ahead: a failed build does not wait for them
+    languages.reset()  # no build is under way any more (serve builds again after the next save)

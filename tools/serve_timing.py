@@ -7,6 +7,8 @@ from the write until mkdocs logs ``Reloading browsers`` is the rebuild time. The
   shows the new content, not a stale page);
 * with ``--lab``, a comment appended to one lab must re-execute that lab alone (mkdocs-jupyter
   logs "Cache miss" for it and "Cache hit" for every other lab);
+* the lab cache (``.cache/labs/``) keeps every entry it had before serve started: a rebuild of
+  one page must not make the next build execute the labs again;
 * with ``--figure``, a comment added to the page's first figure block (``tools/build/figures.py``)
   must render that figure again, and the figures whose ``cont`` chain runs through it, and no
   other (the build logs "figures: rendered ... figure N.M" for each figure it executes; the
@@ -155,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     if lab is not None:
         originals[lab] = lab.read_text(encoding="utf-8")
 
+    lab_cache = sorted((root / ".cache" / "labs").glob("*/*/*.json"))
     load = os.getloadavg()
     print(f"serve-timing: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     serve = Serve(root, args.port, dirty=not args.full)
@@ -196,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
             if path.read_text(encoding="utf-8") != text:
                 path.write_text(text, encoding="utf-8")
         serve.stop()
+    lost = [p for p in lab_cache if not p.exists()]
+    print(f"lab cache: {len(lab_cache) - len(lost)} of its {len(lab_cache)} entries kept")
+    if lost:
+        failures.append(f"the rebuilds deleted {len(lost)} lab cache entries: the next build executes those labs again")
     load = os.getloadavg()
     print(f"serve-timing: load average after {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     for failure in failures:

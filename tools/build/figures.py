@@ -414,9 +414,20 @@ def prose(markdown: str) -> str:
     return "\n".join(lines)
 
 
+_CHECKED: dict[str, tuple[object, list[str]]] = {}  # edition -> (the pages' stamp, their problems)
+
+
 def check(root: Path, lang: str) -> None:
-    """Log each problem of :func:`check_book` in one edition as an error (``on_pre_build``)."""
-    for problem in check_book(root, (lang,)):
+    """Log each problem of :func:`check_book` in one edition as an error (``on_pre_build``).
+
+    The check reads every page; a rebuild of ``make serve`` in which no page and not the nav changed
+    logs the problems found last time without reading them again (the stamp is each Markdown file's
+    size and modification time, and mkdocs.yml's)."""
+    files = [root / "mkdocs.yml", *sorted((root / "docs").rglob("*.md"))]
+    stamp = tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.exists())
+    if _CHECKED.get(lang, (None, []))[0] != stamp:
+        _CHECKED[lang] = (stamp, check_book(root, (lang,)))
+    for problem in _CHECKED[lang][1]:
         log.error(problem)
 
 

@@ -255,6 +255,20 @@ def rewrap(files: Any, config: Any, lang: str) -> Any:
     return files
 
 
+def keep_cache_when_dirty(config: Any) -> None:
+    """Under ``serve --dirty``, keep every entry of this language's lab cache.
+
+    After each build, mkdocs-jupyter (0.26, ``on_post_build``) deletes the cache entries that the
+    build did not look up. A dirty rebuild renders only the saved page, so it looks up no lab, and
+    every entry would go: the next ``make serve`` or ``make test`` would execute every lab again.
+    Marked as looked up, they stay; the next full build drops what is stale."""
+    jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
+    used = getattr(jupyter, "_used_cache_paths", None)
+    if jupyter is None or not jupyter.config.get("cache") or not isinstance(used, set):
+        return
+    used.update(Path(jupyter.config["cache_dir"]).glob("*.json"))
+
+
 def rebuild_pages_showing_src(files: Any, root: Path) -> None:
     """Under ``serve --dirty`` only saved pages are rebuilt; when the package or the data changed, also
     rebuild the pages that show them (the labs, and pages with a mkdocstrings ``:::`` directive)."""

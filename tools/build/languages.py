@@ -66,6 +66,16 @@ def end(config: Any) -> str:
     return _BUILDS.pop() if _BUILDS else language(config)
 
 
+def nested() -> bool:
+    """Whether a build is already under way (``on_pre_build`` of the English build, inside the Chinese one)."""
+    return bool(_BUILDS)
+
+
+def reset() -> None:
+    """Forget the builds under way (``on_build_error``: a failed build never reaches its ``on_post_build``)."""
+    _BUILDS.clear()
+
+
 def outermost() -> bool:
     """Whether the build that just ended is the first one, which ends after all the others."""
     return not _BUILDS
