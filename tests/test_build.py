@@ -191,3 +191,21 @@ def test_the_wiring_is_thin_and_calls_only_the_build_modules() -> None:
 def test_each_build_module_says_what_it_does(module: str) -> None:
     text = (ROOT / "tools" / "build" / f"{module}.py").read_text(encoding="utf-8")
     assert ast.get_docstring(ast.parse(text)), f"tools/build/{module}.py has no module docstring"
+
+
+def test_the_search_index_carried_between_rebuilds_keeps_one_entry_per_location() -> None:
+    """`make serve`: material carries its last index to the next rebuild; i18n's last index is each
+    edition's entries one after the other, each already holding the carried index. Without
+    `forget_duplicates` the entries doubled at each rebuild (and so did the rebuild's time)."""
+    from types import SimpleNamespace
+
+    from tools.build import search
+
+    old = [{"location": "03/", "text": "old"}, {"location": "en/03/", "text": "old"}]
+    zh = [{"location": "en/03/", "text": "old"}, {"location": "03/", "text": "new"}]
+    en = [{"location": "03/", "text": "new"}, {"location": "en/03/", "text": "new"}]
+    prev = SimpleNamespace(entries=old + zh + en)
+    config = SimpleNamespace(plugins={"material/search": SimpleNamespace(search_index_prev=prev)})
+    search.forget_duplicates(config)
+    assert prev.entries == en, "one entry per location, the newest"
+    search.forget_duplicates(SimpleNamespace(plugins={}))  # no search plugin: nothing to do

@@ -123,6 +123,7 @@ def on_post_build(config: Any) -> None:
         return
     # The first build ends after all the others:
     search.split_index(config)  # one search index per language
+    search.forget_duplicates(config)  # serve: the index material carries to the next rebuild, once each
     templates.write_static_pages(config)  # each language's 404.html and sitemap.xml
     printpage.fix_figure_links(config)  # links to figures on the print pages
     notebooks.prune(root, mode.dirty())  # drop the cached notebooks no page used

@@ -7,6 +7,8 @@ from the write until mkdocs logs ``Reloading browsers`` is the rebuild time. The
   shows the new content, not a stale page);
 * with ``--lab``, a comment appended to one lab must re-execute that lab alone (mkdocs-jupyter
   logs "Cache miss" for it and "Cache hit" for every other lab);
+* each edition's search index has the same entries after the edits as after the first build
+  (none lost, none doubled: material's index once grew at every rebuild);
 * the lab cache (``.cache/labs/``) keeps every entry it had before serve started: a rebuild of
   one page must not make the next build execute the labs again;
 * with ``--figure``, a comment added to the page's first figure block (``tools/build/figures.py``)
@@ -97,6 +99,17 @@ def timed_edit(serve: Serve, path: Path, text: str, timeout: float) -> tuple[flo
     return t1 - t0, seen
 
 
+def search_entries(serve: Serve) -> list[int]:
+    """The number of entries in each edition's served search index (Chinese, English)."""
+    import json
+
+    counts = []
+    for prefix in ("", "en/"):
+        url = f"{serve.url}/selfattn/{prefix}search/search_index.json"
+        counts.append(len(json.loads(urllib.request.urlopen(url, timeout=30).read())["docs"]))
+    return counts
+
+
 def page_url(serve: Serve, src: str) -> str:
     return f"{serve.url}/selfattn/{src.removesuffix('.md').removesuffix('.py')}/"
 
@@ -167,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         t_start = time.perf_counter()
         t, _ = serve.wait_for(r"Serving on", args.timeout)
         print(f"first build: {t - t_start:.1f} s")
+        entries = search_entries(serve)
 
         dt, _ = timed_edit(serve, page, originals[page] + "\n", args.timeout)
         print(f"append a newline to docs/{src}: reloaded in {dt:.2f} s")
@@ -181,6 +195,10 @@ def main(argv: list[str] | None = None) -> int:
 
         dt, _ = timed_edit(serve, page, originals[page], args.timeout)
         print(f"restore docs/{src}: reloaded in {dt:.2f} s")
+        after = search_entries(serve)
+        print(f"search index entries (zh, en): {entries} after the first build, {after} after the edits")
+        if after != entries:
+            failures.append(f"the search index went from {entries} to {after} entries")
 
         if args.figure:
             failures += edit_a_figure(serve, page, originals[page], marker, args.timeout)
