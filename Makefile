@@ -17,6 +17,9 @@ STAMP      := $(VENV)/.installed
 # The tangled package is imported from src/ (so a stale installed copy can never hide a change).
 export PYTHONPATH := $(CURDIR)/src:$(CURDIR)
 export NO_MKDOCS_2_WARNING := 1
+# Python caches bytecode, and pytest its rewritten test modules, even where the environment sets
+# PYTHONDONTWRITEBYTECODE: collecting the tests takes 7.7 s instead of 12.6 s, in each xdist worker.
+export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: setup serve serve-full serve-timing site build tangle tangle-check test test-fast bench bench-model model clean browser-deps lint-workflows
 

@@ -143,10 +143,10 @@ def labs_to_execute(config: Any, root: Path) -> list[Path]:
     jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
     if jupyter is None or not jupyter.config.get("execute"):
         return []
-    todo = []
     def order(path: Path) -> tuple[bool, int, str]:  # the first edition's labs first (its pages wait for them)
         return (lang_of(path) != DEFAULT_LANGUAGE, -path.stat().st_size, path.name)
 
+    todo = []
     for path in sorted((root / "docs/labs").glob("*.py"), key=order):
         if any(PurePath(path).match(pattern) for pattern in jupyter.config.get("execute_ignore") or []):
             continue
@@ -164,6 +164,8 @@ def execute_ahead(config: Any, root: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
+    if jupyter is None or not jupyter.config.get("execute"):
+        return
     os.environ["OMP_NUM_THREADS"] = LAB_THREADS  # every lab kernel started from now on, ahead or in place
     for path in labs_to_execute(config, root):
         nb = lab_notebook(path)
