@@ -424,7 +424,8 @@ def check(root: Path, lang: str) -> None:
     logs the problems found last time without reading them again (the stamp is each Markdown file's
     size and modification time, and mkdocs.yml's)."""
     files = [root / "mkdocs.yml", *sorted((root / "docs").rglob("*.md"))]
-    stamp = tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.exists())
+    stats = [(str(f), f.stat()) for f in files if f.exists()]
+    stamp = tuple((name, st.st_mtime_ns, st.st_size) for name, st in stats)
     if _CHECKED.get(lang, (None, []))[0] != stamp:
         _CHECKED[lang] = (stamp, check_book(root, (lang,)))
     for problem in _CHECKED[lang][1]:

@@ -54,13 +54,18 @@ def lab_inputs_key(root: Path) -> str:
     return inputs_hash(root, LAB_TOOLS, LAB_INPUTS)[:16]
 
 
+def jupyter_plugin(config: Any) -> Any:
+    """The mkdocs-jupyter plugin of this build, or None (a bare config in the tests has no plugins)."""
+    return getattr(config, "plugins", {}).get("mkdocs-jupyter")
+
+
 def use_cache(config: Any, root: Path, lang: str) -> None:
     """Point mkdocs-jupyter's ``cache_dir`` at ``.cache/labs/<key>/<lang>/``; drop all but the newest few keys.
 
     One folder per language: mkdocs-jupyter evicts the entries a build did not use, and each
     language's build uses only its own labs. Run after tangling: the key hashes the new src/."""
     STATE["inputs"] = lab_inputs_key(root)
-    jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
+    jupyter = jupyter_plugin(config)
     if jupyter is None or not jupyter.config.get("cache"):
         return
     base = root / LAB_CACHE
@@ -132,17 +137,14 @@ def lang_of(path: Path) -> str:
     return path.suffixes[0][1:] if len(path.suffixes) > 1 else DEFAULT_LANGUAGE
 
 
-def labs_to_execute(config: Any, root: Path) -> list[Path]:
+def labs_to_execute(jupyter: Any, root: Path) -> list[Path]:
     """The labs of both editions whose page is not in mkdocs-jupyter's cache (``.cache/labs/<key>/<lang>/``,
     the entry mkdocs-jupyter itself looks up): the Chinese ones first, as the Chinese edition is built
-    first, each edition's largest first (a proxy for the longest); none when labs are not executed."""
+    first, each edition's largest first (a proxy for the longest)."""
     from pathlib import PurePath
 
     from mkdocs_jupyter.plugin import _compute_cache_key, _get_cache_path
 
-    jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
-    if jupyter is None or not jupyter.config.get("execute"):
-        return []
     def order(path: Path) -> tuple[bool, int, str]:  # the first edition's labs first (its pages wait for them)
         return (lang_of(path) != DEFAULT_LANGUAGE, -path.stat().st_size, path.name)
 
@@ -163,11 +165,11 @@ def execute_ahead(config: Any, root: Path) -> None:
     A lab that fails ahead is executed again in place, so that its error is reported as before."""
     from concurrent.futures import ThreadPoolExecutor
 
-    jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
+    jupyter = jupyter_plugin(config)
     if jupyter is None or not jupyter.config.get("execute"):
         return
     os.environ["OMP_NUM_THREADS"] = LAB_THREADS  # every lab kernel started from now on, ahead or in place
-    for path in labs_to_execute(config, root):
+    for path in labs_to_execute(jupyter, root):
         nb = lab_notebook(path)
         key = f"{STATE['inputs']}:{code_key(nb)}"
         if key in _EXECUTED or key in _AHEAD:
@@ -240,7 +242,7 @@ def rewrap(files: Any, config: Any, lang: str) -> Any:
     ``Files``, which finds ``labs/scaling.en.py`` when the nav says ``labs/scaling.py``."""
     from mkdocs_jupyter.plugin import NotebookFile
 
-    jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
+    jupyter = jupyter_plugin(config)
     if jupyter is None:
         return files
     prefix = root_prefix(lang)
@@ -264,7 +266,7 @@ def keep_cache_when_dirty(config: Any) -> None:
     build did not look up. A dirty rebuild renders only the saved page, so it looks up no lab, and
     every entry would go: the next ``make serve`` or ``make test`` would execute every lab again.
     Marked as looked up, they stay; the next full build drops what is stale."""
-    jupyter = getattr(config, "plugins", {}).get("mkdocs-jupyter")
+    jupyter = jupyter_plugin(config)
     used = getattr(jupyter, "_used_cache_paths", None)
     if jupyter is None or not jupyter.config.get("cache") or not isinstance(used, set):
         return
