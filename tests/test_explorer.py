@@ -34,7 +34,7 @@ import torch
 
 from selfattn.functional import scaled_dot_product_attention
 from selfattn.model import next_logits
-from tests.test_browser import EN, SCREENSHOTS, base_url, browser, chromium, open_page  # noqa: F401
+from tests.test_browser import EN, SCREENSHOTS, base_url, browser, chromium, visit  # noqa: F401
 from tools.explorer_export import CHECKPOINTS, load_model, sha256
 
 pytestmark = pytest.mark.browser
@@ -177,8 +177,7 @@ def explorer(browser: Any, base_url: str, site_dir: Path) -> dict[str, Any]:  # 
             t0 = time.perf_counter()
             # Chinese: arrive from the preface, by its link (material's instant navigation).
             first = "" if lang == "zh" else "explorer/"
-            context, page, watch = open_page(browser, base_url + prefix + first)
-            try:
+            with visit(browser, base_url + prefix + first) as (page, watch):
                 if lang == "zh":
                     page.locator("article a[href$='explorer/']").first.click()
                     page.wait_for_url("**/explorer/")
@@ -188,8 +187,6 @@ def explorer(browser: Any, base_url: str, site_dir: Path) -> dict[str, Any]:  # 
                 js = page.evaluate(TWIN_JS, {"prompts": ps, "steps": steps, "erfX": erf_x})
                 t2 = time.perf_counter()
                 ui = use_page(page, lang)
-            finally:
-                context.close()
             print(f"\nexplorer ({lang}): page ready {t1 - t0:.1f} s, twin on {len(ps)} prompts "
                   f"{t2 - t1:.1f} s, the page by keyboard {time.perf_counter() - t2:.1f} s")
             out[lang] = {"model": model, "chars": chars, "prompts": ps, "steps": steps, "js": js, "ui": ui,
