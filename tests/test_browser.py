@@ -254,11 +254,20 @@ class Tab:
     A new context for each page costs a new renderer process: six pages took 27 CPU-seconds that way
     and 15 in one reused page (about 40 % less; 2 cores). Each visit still starts as a new context
     would: storage cleared (so the palette starts from the media query), the viewport 1280 x 900,
-    and a new Watch. The HTTP cache is kept, as a reader's browser keeps it."""
+    and a new Watch. (Every request is routed, which turns Chromium's HTTP cache off: each visit
+    fetches all it loads, as a new context would.)
+
+    Unless a visit asks for the search (``visit(..., search=True)``, test_search), the page gets its
+    edition's search index without documents. material's search worker builds the index of the whole
+    edition at every page load, about 0.7 CPU-second each time (8 pages: 23-27 CPU-s with the index,
+    18-20 without); that index is the same on every page of an edition, and test_search builds and
+    queries it in each edition."""
 
     def __init__(self, browser: Any) -> None:
         self.context = browser.new_context(viewport=VIEWPORT, color_scheme="light", locale="zh-CN", accept_downloads=True)
         self.watch = Watch()
+        self.search = True
+        self.empty_indexes: dict[str, dict[str, Any]] = {}
         self.context.route("**/*", self._route)
         page = self.page = self.context.new_page()
         # The handlers look the watch up when an event comes, so each event goes to the current visit.
@@ -268,13 +277,20 @@ class Tab:
         page.on("response", lambda r: r.status >= 400 and self.watch.failed.append(f"{r.status} {r.url}"))
 
     def _route(self, r: Any) -> None:
-        if _is_local(r.request.url):
+        url = r.request.url
+        if not self.search and _is_local(url) and url.endswith("/search/search_index.json"):
+            if url not in self.empty_indexes:
+                index = r.fetch().json()
+                assert index["docs"], f"{url} has no documents"
+                self.empty_indexes[url] = {**index, "docs": []}
+            r.fulfill(json=self.empty_indexes[url])
+        elif _is_local(url):
             r.continue_()
         else:  # never let the page reach the network; record the attempt
             self.watch.blocked.append(r.request.url)
             r.abort("blockedbyclient")
 
-    def visit(self, url: str, timeout_ms: int) -> tuple[Any, Watch]:
+    def visit(self, url: str, timeout_ms: int, search: bool) -> tuple[Any, Watch]:
         page = self.page
         if page.url.startswith("http"):
             page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
@@ -282,6 +298,7 @@ class Tab:
             page.set_viewport_size(VIEWPORT)
         page.set_default_timeout(timeout_ms)
         self.watch = Watch()
+        self.search = search
         page.goto(url, wait_until="load")
         return page, self.watch
 
@@ -290,14 +307,14 @@ _TABS: dict[int, Tab] = {}  # id(browser) -> its tab; launch() forgets it when t
 
 
 @contextlib.contextmanager
-def visit(browser: Any, url: str, timeout_ms: int = 60_000) -> Iterator[tuple[Any, Watch]]:
-    """The page loaded from ``url`` in the browser's tab, and what it did (see Tab).
+def visit(browser: Any, url: str, timeout_ms: int = 60_000, search: bool = False) -> Iterator[tuple[Any, Watch]]:
+    """The page loaded from ``url`` in the browser's tab, and what it did (see Tab for ``search``).
 
     A test that fails mid-way may leave the page in any state: the next visit loads a new page anyway."""
     tab = _TABS.get(id(browser))
     if tab is None:
         tab = _TABS[id(browser)] = Tab(browser)
-    yield tab.visit(url, timeout_ms)
+    yield tab.visit(url, timeout_ms, search)
 
 
 MATH_DONE = """() => [...document.querySelectorAll('.arithmatex')].every((e) => e.querySelector('.katex'))"""
@@ -687,7 +704,7 @@ def test_search(browser: Any, base_url: str, root: str, query: str, chapter: str
     assert containing, f"no page of the book contains {query!r}"
     # The ranking decides which pages make the first RESULTS_SHOWN results, so only the pinned chapter
     # is required, plus at least one page whose source has the exact term (jieba also matches its parts).
-    with visit(browser, base_url + root) as (page, watch):
+    with visit(browser, base_url + root, search=True) as (page, watch):
         box = page.locator("input.md-search__input")
         box.click()  # at 1280 px the search box is in the header (the magnifier label is for narrow screens)
         box.fill(query)
