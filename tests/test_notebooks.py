@@ -18,7 +18,8 @@ without running the chapter a second time, from four facts:
    (a GPU-only cell counts with every name it binds: on the CPU it stops part way), when the chain
    reads no name the kernel defines differently (``__name__``, ``In``, ``display``...) and no
    namespace dynamically (``globals()``), when a cell that ends in an expression shows ``None``
-   (IPython displays the last value), and when every process setting the chain changes
+   or ends in a semicolon (IPython displays the last value, unless a semicolon follows it: the
+   figure blocks end so), and when every process setting the chain changes
    (``torch.set_num_threads``, ``set_printoptions``, warning filters, module attributes) is set
    back in the same chain or only inside a ``with`` block (``test_each_notebook_runs_as_its_code_blocks``).
    A chain that fails a condition of the last kind is run in the kernel instead.
@@ -47,6 +48,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from IPython.core.displayhook import DisplayHook
 
 from tools.codeblocks import Chain, chains, program_key
 from tools.build.notebooks import LAB, NOTEBOOK_DIR, chapter_pages, lab_notebook, notebook_name
@@ -271,12 +273,12 @@ def notebook_proof(page: str, root: str) -> tuple[list[str], list[tuple[Chain, l
         if shadowed := sorted(free & earlier):
             problems.append(f"{where}: reads {shadowed} without binding them, and an earlier cell binds them")
         needs = sorted(free & (KERNEL_NAMES | DYNAMIC))
-        for tree in trees:
+        for tree, cell in zip(trees, cells, strict=True):
             last = tree.body[-1] if tree.body else None
             if isinstance(last, ast.Expr) and not isinstance(last.value, ast.Constant):
                 f = last.value.func if isinstance(last.value, ast.Call) else None
                 called = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-                if called not in SHOWS_NONE:
+                if called not in SHOWS_NONE and not DisplayHook.semicolon_at_end_of_expression(cell):
                     needs.append(f"the kernel displays {ast.unparse(last.value)[:40]}")
         if changes := process_changes(chain.code):
             problems.append(f"{where}: changes {changes} and does not set it back: later cells would run under it")
@@ -323,6 +325,7 @@ PROOF_PASSES = {
     "local": "```python\nx = 1\n```\n\n```python\ndef f(x):\n    return [x for x in range(x)]\nprint(f(2))\n```\n",
     "restored": "```python\nimport torch\nt = torch.get_num_threads()\ntorch.set_num_threads(1)\ntorch.set_num_threads(t)\n```\n",
     "with": "```python\nimport warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('ignore')\n```\n",
+    "semicolon": "```python\nimport torch\ntorch.ones(2);  # IPython displays nothing\n```\n",
 }
 
 
