@@ -275,6 +275,8 @@ class Tab:
         page.on("pageerror", lambda e: self.watch.errors.append(f"pageerror: {e}"))
         page.on("request", lambda r: None if _is_local(r.url) else self.watch.external.append(r.url))
         page.on("response", lambda r: r.status >= 400 and self.watch.failed.append(f"{r.status} {r.url}"))
+        self.crashed = False
+        page.on("crash", lambda _: (self.watch.errors.append("the page crashed"), setattr(self, "crashed", True)))
 
     def _route(self, r: Any) -> None:
         url = r.request.url
@@ -290,12 +292,18 @@ class Tab:
             self.watch.blocked.append(r.request.url)
             r.abort("blockedbyclient")
 
-    def visit(self, url: str, timeout_ms: int, search: bool) -> tuple[Any, Watch]:
+    def reset(self) -> None:
+        """Storage cleared and the viewport 1280 x 900; raises if the page crashed or was closed."""
         page = self.page
+        if self.crashed:
+            raise RuntimeError("the page crashed")
         if page.url.startswith("http"):
             page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
         if page.viewport_size != VIEWPORT:
             page.set_viewport_size(VIEWPORT)
+
+    def visit(self, url: str, timeout_ms: int, search: bool) -> tuple[Any, Watch]:
+        page = self.page
         page.set_default_timeout(timeout_ms)
         self.watch = Watch()
         self.search = search
@@ -311,7 +319,16 @@ def visit(browser: Any, url: str, timeout_ms: int = 60_000, search: bool = False
     """The page loaded from ``url`` in the browser's tab, and what it did (see Tab for ``search``).
 
     A test that fails mid-way may leave the page in any state: the next visit loads a new page anyway."""
+    from playwright.sync_api import Error as PlaywrightError
+
     tab = _TABS.get(id(browser))
+    if tab is not None:
+        try:
+            tab.reset()
+        except (PlaywrightError, RuntimeError):  # crashed or closed: reported by the visit it happened in
+            with contextlib.suppress(PlaywrightError):
+                tab.context.close()
+            tab = None
     if tab is None:
         tab = _TABS[id(browser)] = Tab(browser)
     yield tab.visit(url, timeout_ms, search)
@@ -574,6 +591,23 @@ FIT_LAB = """(text) => {
 
 
 FIT_LINES = [("x" * 88, False), ("注" * 44, False), ("x" * 120, True)]  # (a line, whether it must scroll)
+
+
+def test_a_crashed_page_is_reported_and_the_next_visit_gets_a_new_tab(browser: Any, base_url: str) -> None:
+    """The pages share one tab (Tab): a renderer crash is an error of the page it happened on, and the
+    next visit opens a new tab instead of failing on the dead one."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    with visit(browser, base_url + "glossary/") as (page, watch):
+        crashed = _TABS[id(browser)]
+        with contextlib.suppress(PlaywrightError):  # chrome://crash kills the renderer; the calls then fail
+            page.goto("chrome://crash", timeout=10_000)
+        with contextlib.suppress(PlaywrightError):
+            page.wait_for_timeout(2_000)  # lets the crash event arrive
+        assert "the page crashed" in watch.errors
+    with visit(browser, base_url + "glossary/") as (page, watch):
+        assert _TABS[id(browser)] is not crashed
+        assert page.locator("article h1").count() == 1 and not watch.errors, watch.errors
 
 
 def test_the_toggled_pages_are_pages_of_the_nav() -> None:
