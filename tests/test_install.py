@@ -1,7 +1,7 @@
 """`pip install .` works: the wheel, installed outside the repository, exposes the public API.
 
-No network: the wheel is built with the current environment's setuptools
-(``--no-build-isolation``) and installed with ``--no-deps --no-index``. The fresh
+No network: the wheel (the one the site offers, ``tools.release.build_wheel``) is built with the
+current environment's setuptools (``--no-build-isolation``) and installed with ``--no-deps --no-index``. The fresh
 virtual environment sees torch through a ``.pth`` file that points at this
 environment's site-packages, so nothing is downloaded or copied.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -46,17 +45,11 @@ def test_wheel_installs_and_imports_outside_the_repo(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PIP_INDEX_URL")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
 
-    # 1. Build the wheel (no isolation, no network) from a copy of the sources, so that the
-    #    build leaves no build/ or *.egg-info behind in the repository.
-    source = tmp_path / "source"
-    shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, source / name)
-    wheels = tmp_path / "wheels"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-          "-q", "-w", str(wheels), str(source)], cwd=tmp_path, env=env)
-    built = sorted(wheels.glob("selfattn-*.whl"))
-    assert len(built) == 1, f"expected one wheel, got {built}"
+    # 1. The wheel the site offers (tools.release.build_wheel: a copy of the sources, pip wheel without isolation
+    #    or network, cached under the sources' hash). test_the_wheel_holds_the_package_and_nothing_else builds one
+    #    anew and checks what it holds; the build before pytest has put this one in the cache.
+    built = [build_wheel(ROOT)]
+    assert built[0].name == f"selfattn-{package_version(ROOT)}-py3-none-any.whl", built
 
     # 2. A fresh virtual environment outside the repository; torch comes from this one via a .pth file.
     target = tmp_path / "venv"
