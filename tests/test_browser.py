@@ -318,7 +318,8 @@ _TABS: dict[int, Tab] = {}  # id(browser) -> its tab; launch() forgets it when t
 def visit(browser: Any, url: str, timeout_ms: int = 60_000, search: bool = False) -> Iterator[tuple[Any, Watch]]:
     """The page loaded from ``url`` in the browser's tab, and what it did (see Tab for ``search``).
 
-    A test that fails mid-way may leave the page in any state: the next visit loads a new page anyway."""
+    A test that fails mid-way may leave the page in any state: the next visit loads a new page anyway,
+    in a new tab if the renderer crashed or the page was closed."""
     from playwright.sync_api import Error as PlaywrightError
 
     tab = _TABS.get(id(browser))
@@ -663,7 +664,7 @@ def test_print_page_has_the_whole_book_offline_with_math(browser: Any, base_url:
     assert (site_dir / root / PRINT_PAGE / "index.html").exists(), "the print page was not built"
     home = (site_dir / root / "index.html").read_text(encoding="utf-8")
     assert 'href="print_page/"' in home, "the preface links to the print page"
-    with visit(browser, base_url + root + PRINT_PAGE, timeout_ms=180_000) as (page, watch):  # 4 MB, 800+ formulas
+    with visit(browser, base_url + root + PRINT_PAGE, timeout_ms=180_000) as (page, watch):  # 7.6 MB, 1400+ formulas
         page.wait_for_function(MATH_DONE, timeout=180_000)
         assert page.locator(".katex-error").count() == 0
         formulas = page.locator(".arithmatex").count()
