@@ -280,17 +280,17 @@ class Tab:
 
     def _route(self, r: Any) -> None:
         url = r.request.url
-        if not self.search and _is_local(url) and url.endswith("/search/search_index.json"):
+        if not _is_local(url):  # never let the page reach the network; record the attempt
+            self.watch.blocked.append(url)
+            r.abort("blockedbyclient")
+        elif not self.search and url.endswith("/search/search_index.json"):
             if url not in self.empty_indexes:
                 index = r.fetch().json()
                 assert index["docs"], f"{url} has no documents"
                 self.empty_indexes[url] = {**index, "docs": []}
             r.fulfill(json=self.empty_indexes[url])
-        elif _is_local(url):
+        else:
             r.continue_()
-        else:  # never let the page reach the network; record the attempt
-            self.watch.blocked.append(r.request.url)
-            r.abort("blockedbyclient")
 
     def reset(self) -> None:
         """Storage cleared and the viewport 1280 x 900; raises if the page crashed or was closed."""

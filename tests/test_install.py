@@ -48,8 +48,8 @@ def test_wheel_installs_and_imports_outside_the_repo(tmp_path: Path) -> None:
     # 1. The wheel the site offers (tools.release.build_wheel: a copy of the sources, pip wheel without isolation
     #    or network, cached under the sources' hash). test_the_wheel_holds_the_package_and_nothing_else builds one
     #    anew and checks what it holds; the build before pytest has put this one in the cache.
-    built = [build_wheel(ROOT)]
-    assert built[0].name == f"selfattn-{package_version(ROOT)}-py3-none-any.whl", built
+    wheel = build_wheel(ROOT)
+    assert wheel.name == f"selfattn-{package_version(ROOT)}-py3-none-any.whl", wheel
 
     # 2. A fresh virtual environment outside the repository; torch comes from this one via a .pth file.
     target = tmp_path / "venv"
@@ -61,7 +61,7 @@ def test_wheel_installs_and_imports_outside_the_repo(tmp_path: Path) -> None:
 
     # 3. Install the wheel into it with this environment's pip.
     _run([sys.executable, "-m", "pip", "--python", str(vpy), "install", "--no-deps", "--no-index", "-q",
-          str(built[0])], cwd=tmp_path, env=env)
+          str(wheel)], cwd=tmp_path, env=env)
 
     # 4. Import from a directory outside the repository, with PYTHONPATH cleared.
     code = "import json, selfattn; print(json.dumps([selfattn.__file__, selfattn.__all__, selfattn.__version__]))"
