@@ -50,6 +50,7 @@ DOCS = ROOT / CONFIG.get("docs_dir", "docs")
 # The site is served under the path of site_url (/selfattn/), as GitHub Pages does: 404.html uses absolute links.
 PREFIX = urlparse(CONFIG["site_url"]).path.rstrip("/") + "/"
 CHAPTER = re.compile(r"^\d\d-[^/]*\.md$")
+PROXY = "127.0.0.1:9"  # the discard port: nothing listens there (test_a_request_to_another_host_is_recorded_and_fails)
 LAUNCH_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -58,6 +59,9 @@ LAUNCH_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    # Every host but the loopback goes through a proxy at a closed port, so no request can leave the machine
+    # (Chromium sends 127.0.0.1 direct). Each attempt is still recorded (Watch.external), and reported.
+    f"--proxy-server=http://{PROXY}",
 ]
 # Search terms, and a page each must find whatever else the book says (the only hard-coded page of this file).
 # (edition, term, a page it must find): each edition searches its own index only.
@@ -179,15 +183,41 @@ def browser(chromium: str) -> Iterator[Any]:
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
-    """Serve site/ under PREFIX; unknown paths get site/404.html with status 404, like GitHub Pages."""
+    """Serve site/ under PREFIX as GitHub Pages does: unknown paths get site/404.html with status 404, and
+    what exists is sent with ``Cache-Control: max-age=600``, so the browser reuses a stylesheet or a script
+    from one page on the next, as a reader's browser does.
+
+    ``full_search`` False (base_url): the edition's search index is sent without its documents (see Tab)."""
+
+    full_search = True
+    empty_indexes: dict[str, bytes] = {}  # the path of each edition's index -> that index without documents
+
+    def do_GET(self) -> None:
+        if self.full_search or not self.path.endswith("/search/search_index.json"):
+            return super().do_GET()
+        path = self.translate_path(self.path)
+        if path not in self.empty_indexes:
+            index = json.loads(Path(path).read_text(encoding="utf-8"))
+            if not index["docs"]:
+                return self.send_error(500, f"{self.path} has no documents")
+            self.empty_indexes[path] = json.dumps({**index, "docs": []}).encode()
+        body = self.empty_indexes[path]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        super().send_response(code, message)
+        if code in (200, 304):
+            self.send_header("Cache-Control", "max-age=600")
 
     def translate_path(self, path: str) -> str:
         path = urlparse(path).path
-        if path.startswith(PREFIX):
-            path = "/" + path[len(PREFIX) :]
-        else:
-            path = "/\0outside"  # nothing outside the prefix exists
-        return super().translate_path(path)
+        if not path.startswith(PREFIX):
+            return str(Path(self.directory) / "outside-the-prefix" / "does-not-exist")  # nothing outside it exists
+        return super().translate_path("/" + path[len(PREFIX) :])
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         page = Path(self.directory) / "404.html"
@@ -205,14 +235,35 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="session")
-def base_url(site_dir: Path) -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(site_dir)))
+class _EmptySearchHandler(_Handler):
+    full_search = False
+
+
+@contextlib.contextmanager
+def serve(site_dir: Path, handler: type[_Handler]) -> Iterator[str]:
+    """site/ served at 127.0.0.1 on a free port; yields the URL of the site's root (PREFIX)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(site_dir)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def base_url(site_dir: Path) -> Iterator[str]:
+    """The site, each edition's search index without its documents (see Tab)."""
+    with serve(site_dir, _EmptySearchHandler) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def search_url(site_dir: Path) -> Iterator[str]:
+    """The site as built, with each edition's whole search index (test_search)."""
+    with serve(site_dir, _Handler) as url:
+        yield url
 
 
 _STARTED: list[float] = []
@@ -232,11 +283,11 @@ def _timing(_browser_clock: None) -> Iterator[None]:
 
 @dataclass
 class Watch:
-    """What a page did: console errors, uncaught exceptions, non-local requests, failed local loads."""
+    """What a page did: console errors, uncaught exceptions, requests to another host (each fails at the
+    proxy, see LAUNCH_ARGS), failed local loads."""
 
     errors: list[str] = field(default_factory=list)
     external: list[str] = field(default_factory=list)
-    blocked: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
 
 
@@ -254,21 +305,18 @@ class Tab:
     A new context for each page costs a new renderer process: six pages took 27 CPU-seconds that way
     and 15 in one reused page (about 40 % less; 2 cores). Each visit still starts as a new context
     would: storage cleared (so the palette starts from the media query), the viewport 1280 x 900,
-    and a new Watch. (Every request is routed, which turns Chromium's HTTP cache off: each visit
-    fetches all it loads, as a new context would.)
+    and a new Watch. What it does not start with is an empty HTTP cache: like a reader moving from
+    page to page, the tab keeps the stylesheets, scripts and fonts it loaded (the server sends
+    GitHub Pages' ``max-age=600``), and Chromium reuses the scripts' compiled code.
 
-    Unless a visit asks for the search (``visit(..., search=True)``, test_search), the page gets its
-    edition's search index without documents. material's search worker builds the index of the whole
-    edition at every page load, about 0.7 CPU-second each time (8 pages: 23-27 CPU-s with the index,
-    18-20 without); that index is the same on every page of an edition, and test_search builds and
-    queries it in each edition."""
+    Pages come from ``base_url``, where each edition's search index has no documents: material's search
+    worker builds the index of the whole edition at every page load, about 0.7 CPU-second each time
+    (8 pages: 23-27 CPU-s with the index, 18-20 without), and that index is the same on every page of an
+    edition. test_search loads its pages from ``search_url``, with the real index, and queries it."""
 
     def __init__(self, browser: Any) -> None:
         self.context = browser.new_context(viewport=VIEWPORT, color_scheme="light", locale="zh-CN", accept_downloads=True)
         self.watch = Watch()
-        self.search = True
-        self.empty_indexes: dict[str, dict[str, Any]] = {}
-        self.context.route("**/*", self._route)
         page = self.page = self.context.new_page()
         # The handlers look the watch up when an event comes, so each event goes to the current visit.
         page.on("console", lambda m: m.type == "error" and self.watch.errors.append(f"console: {m.text} ({m.location})"))
@@ -278,22 +326,11 @@ class Tab:
         self.crashed = False
         page.on("crash", lambda _: (self.watch.errors.append("the page crashed"), setattr(self, "crashed", True)))
 
-    def _route(self, r: Any) -> None:
-        url = r.request.url
-        if not _is_local(url):  # never let the page reach the network; record the attempt
-            self.watch.blocked.append(url)
-            r.abort("blockedbyclient")
-        elif not self.search and url.endswith("/search/search_index.json"):
-            if url not in self.empty_indexes:
-                index = r.fetch().json()
-                assert index["docs"], f"{url} has no documents"
-                self.empty_indexes[url] = {**index, "docs": []}
-            r.fulfill(json=self.empty_indexes[url])
-        else:
-            r.continue_()
-
     def reset(self) -> None:
-        """Storage cleared and the viewport 1280 x 900; raises if the page crashed or was closed."""
+        """Storage cleared and the viewport 1280 x 900; raises if the page crashed or was closed.
+
+        The storage of the page's origin is cleared when a visit ends (``visit``) and again before the
+        next one: ``base_url`` and ``search_url`` are two origins, and each keeps its own storage."""
         page = self.page
         if self.crashed:
             raise RuntimeError("the page crashed")
@@ -302,11 +339,10 @@ class Tab:
         if page.viewport_size != VIEWPORT:
             page.set_viewport_size(VIEWPORT)
 
-    def visit(self, url: str, timeout_ms: int, search: bool) -> tuple[Any, Watch]:
+    def visit(self, url: str, timeout_ms: int) -> tuple[Any, Watch]:
         page = self.page
         page.set_default_timeout(timeout_ms)
         self.watch = Watch()
-        self.search = search
         page.goto(url, wait_until="load")
         return page, self.watch
 
@@ -315,8 +351,8 @@ _TABS: dict[int, Tab] = {}  # id(browser) -> its tab; launch() forgets it when t
 
 
 @contextlib.contextmanager
-def visit(browser: Any, url: str, timeout_ms: int = 60_000, search: bool = False) -> Iterator[tuple[Any, Watch]]:
-    """The page loaded from ``url`` in the browser's tab, and what it did (see Tab for ``search``).
+def visit(browser: Any, url: str, timeout_ms: int = 60_000) -> Iterator[tuple[Any, Watch]]:
+    """The page loaded from ``url`` in the browser's tab, and what it did.
 
     A test that fails mid-way may leave the page in any state: the next visit loads a new page anyway,
     in a new tab if the renderer crashed or the page was closed."""
@@ -332,7 +368,9 @@ def visit(browser: Any, url: str, timeout_ms: int = 60_000, search: bool = False
             tab = None
     if tab is None:
         tab = _TABS[id(browser)] = Tab(browser)
-    yield tab.visit(url, timeout_ms, search)
+    yield tab.visit(url, timeout_ms)
+    with contextlib.suppress(PlaywrightError, RuntimeError):  # leave this origin's storage empty (see reset)
+        tab.reset()
 
 
 MATH_DONE = """() => [...document.querySelectorAll('.arithmatex')].every((e) => e.querySelector('.katex'))"""
@@ -569,7 +607,7 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         ]
 
         problems += watch.errors
-        problems += [f"request to a non-local host: {u}" for u in dict.fromkeys(watch.external + watch.blocked)]
+        problems += [f"request to a non-local host: {u}" for u in dict.fromkeys(watch.external)]
         problems += [f"failed to load: {u}" for u in watch.failed]
         return problems
 
@@ -600,6 +638,7 @@ def test_a_crashed_page_is_reported_and_the_next_visit_gets_a_new_tab(browser: A
     from playwright.sync_api import Error as PlaywrightError
 
     light = base_url + "assets/logo.svg"  # a page that costs nothing to load: the tab is what is tested
+    # (Chromium asks an image shown as a page for /favicon.ico, outside the site: a 404, as on GitHub Pages.)
     with visit(browser, light) as (page, watch):
         crashed = _TABS[id(browser)]
         with contextlib.suppress(PlaywrightError):  # chrome://crash kills the renderer; the calls then fail
@@ -612,7 +651,32 @@ def test_a_crashed_page_is_reported_and_the_next_visit_gets_a_new_tab(browser: A
         assert "the page crashed" in watch.errors
     with visit(browser, light) as (page, watch):
         assert _TABS[id(browser)] is not crashed
-        assert page.locator("svg").count() == 1 and not watch.errors, watch.errors
+        errors = [e for e in watch.errors if "/favicon.ico" not in e]
+        assert page.locator("svg").count() == 1 and not errors, errors
+
+
+def test_a_request_to_another_host_is_recorded_and_fails(browser: Any, base_url: str) -> None:
+    """Every page check asserts that Watch.external is empty: a request to another host must land there,
+    and must not leave the machine (LAUNCH_ARGS sends it to a proxy at a closed port)."""
+    urls = ["http://203.0.113.9/probe.js", "https://example.com/probe.png"]  # an address, and a name
+    with visit(browser, base_url + "assets/logo.svg") as (page, watch):
+        got = page.evaluate("""(urls) => Promise.all(urls.map((u) => fetch(u, {mode: 'no-cors'})
+          .then(() => 'answered', () => 'failed')))""", urls)
+        assert got == ["failed", "failed"], got
+        assert watch.external == urls, watch.external
+
+
+def test_base_url_serves_the_search_index_without_documents(base_url: str, search_url: str, site_dir: Path) -> None:
+    """What the page checks get (Tab), and that test_search gets the index as built."""
+    import urllib.request
+
+    for edition in ("", EN):
+        built = json.loads((site_dir / edition / "search" / "search_index.json").read_text(encoding="utf-8"))
+        with urllib.request.urlopen(f"{base_url}{edition}search/search_index.json") as r:
+            assert json.load(r) == {**built, "docs": []}
+            assert r.headers["Cache-Control"] == "max-age=600"
+        with urllib.request.urlopen(f"{search_url}{edition}search/search_index.json") as r:
+            assert json.load(r) == built and built["docs"]
 
 
 def test_the_toggled_pages_are_pages_of_the_nav() -> None:
@@ -681,7 +745,7 @@ def test_print_page_has_the_whole_book_offline_with_math(browser: Any, base_url:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"{root.replace('/', '-')}print_page-light.jpg"), type="jpeg", quality=85)
         assert not watch.errors, watch.errors
-        assert not watch.external + watch.blocked, (watch.external, watch.blocked)
+        assert not watch.external, watch.external
         assert not watch.failed, watch.failed
 
 
@@ -731,7 +795,7 @@ def pages_containing(term: str) -> list[str]:
 
 
 @pytest.mark.parametrize("root, query, chapter", SEARCHES, ids=[f"{r or 'zh/'}{q}" for r, q, _ in SEARCHES])
-def test_search(browser: Any, base_url: str, root: str, query: str, chapter: str) -> None:
+def test_search(browser: Any, search_url: str, root: str, query: str, chapter: str) -> None:
     """Each edition's search finds its own pages: Chinese words through an index segmented by jieba at
     build time, English words through the English index (site/en/search/), and nothing of the other language.
 
@@ -743,7 +807,7 @@ def test_search(browser: Any, base_url: str, root: str, query: str, chapter: str
     assert containing, f"no page of the book contains {query!r}"
     # The ranking decides which pages make the first RESULTS_SHOWN results, so only the pinned chapter
     # is required, plus at least one page whose source has the exact term (jieba also matches its parts).
-    with visit(browser, base_url + root, search=True) as (page, watch):
+    with visit(browser, search_url + root) as (page, watch):  # the real index (see Tab)
         box = page.locator("input.md-search__input")
         box.click()  # at 1280 px the search box is in the header (the magnifier label is for narrow screens)
         box.fill(query)
@@ -759,7 +823,7 @@ def test_search(browser: Any, base_url: str, root: str, query: str, chapter: str
         assert found & set(containing), f"search for {query!r} found {sorted(found)}, none of {containing}"
         other = sorted(u for u in found if u.startswith(EN) != bool(root))
         assert not other, f"search for {query!r} in {root or 'zh/'} found pages of the other edition: {other}"
-        assert not watch.errors and not watch.external + watch.blocked, (watch.errors, watch.external, watch.blocked)
+        assert not watch.errors and not watch.external, (watch.errors, watch.external)
         assert not watch.failed, watch.failed
 
 
@@ -782,7 +846,7 @@ def test_language_switcher_lands_on_the_counterpart(browser: Any, base_url: str,
         page.wait_for_url(base_url + page_url(other))
         page.wait_for_load_state("load")
         assert page.locator("html").get_attribute("lang") == target
-        assert not watch.errors and not watch.external + watch.blocked, (watch.errors, watch.external, watch.blocked)
+        assert not watch.errors and not watch.external, (watch.errors, watch.external)
         assert not watch.failed, watch.failed
 
 
@@ -797,7 +861,7 @@ def test_notebook_download_and_instant_navigation(browser: Any, base_url: str) -
             page.get_by_role("link", name="下载本章 Jupyter 笔记本").click()
         assert download.value.suggested_filename == f"{chapter[:-3]}.ipynb"
         assert json.loads(Path(download.value.path()).read_text(encoding="utf-8"))["nbformat"] == 4
-        assert not watch.errors and not watch.external + watch.blocked, (watch.errors, watch.external, watch.blocked)
+        assert not watch.errors and not watch.external, (watch.errors, watch.external)
 
 
 def test_search_index_is_segmented(site_dir: Path) -> None:
@@ -827,7 +891,7 @@ def test_404_page_renders_offline(browser: Any, base_url: str, site_dir: Path) -
         assert page.locator("article h1").text_content().strip() == "404 - Not found"
         assert page.locator("link[rel=icon]").count() == 1 and page.locator("img[alt=logo]").first.is_visible()
         shoot(page, "404-light")
-        assert not watch.external + watch.blocked, (watch.external, watch.blocked)
+        assert not watch.external, watch.external
         errors = [e for e in watch.errors if "404" not in e]  # the page itself is a 404, by design
         assert not errors, errors
         assert watch.failed == [f"404 {base_url}no-such-page/"], watch.failed
@@ -844,7 +908,7 @@ def test_english_404_page_renders_offline(browser: Any, base_url: str, site_dir:
         assert page.locator("html").get_attribute("lang") == "en"
         assert page.locator("article p").first.get_attribute("lang") == "en"
         assert page.locator("img[alt=logo]").first.is_visible()
-        assert not watch.errors and not watch.external + watch.blocked and not watch.failed
+        assert not watch.errors and not watch.external and not watch.failed
 
 
 def test_every_nav_page_was_built(site_dir: Path) -> None:
