@@ -94,6 +94,25 @@ def test_search_settings_per_language_and_one_index_each(tmp_path: Path) -> None
     assert en["config"]["lang"] == ["en"]
 
 
+def test_compiled_templates_are_reused_from_disk_until_the_source_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the next build finds in .cache/templates/ (a new CompiledTemplates, as in a new process)."""
+    import jinja2
+
+    compiled: list[str] = []
+    real = jinja2.Environment.compile
+    monkeypatch.setattr(jinja2.Environment, "compile", lambda self, source, *a, **k: compiled.append(source) or real(self, source, *a, **k))
+
+    def render(source: str) -> str:
+        cache = templates.CompiledTemplates()
+        cache.use_directory(tmp_path / "templates")
+        env = jinja2.Environment(loader=jinja2.DictLoader({"t": source}), bytecode_cache=cache)
+        return env.get_template("t").render()
+
+    assert render("{{ 1 + 1 }}") == "2" and compiled == ["{{ 1 + 1 }}"]
+    assert render("{{ 1 + 1 }}") == "2" and len(compiled) == 1, "loaded from disk, not compiled"
+    assert render("{{ 2 + 2 }}") == "4" and compiled[1:] == ["{{ 2 + 2 }}"], "an edited template is compiled again"
+
+
 def test_templates_are_compiled_once_and_each_language_keeps_its_404_and_sitemap(tmp_path: Path) -> None:
     import jinja2
 

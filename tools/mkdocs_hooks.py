@@ -87,9 +87,7 @@ def on_files(files: Any, config: Any) -> Any:
 
 
 def on_env(env: Any, config: Any, files: Any) -> Any:
-    if mode.serving():
-        templates.keep_compiled(env)  # the compiled templates of the previous rebuild
-    return env
+    return templates.keep_compiled(env, root_of(config))  # the templates compiled by earlier builds
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, **kwargs: Any) -> str:

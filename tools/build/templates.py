@@ -1,7 +1,8 @@
-"""The theme's templates: compiled once under ``mkdocs serve``; ``404.html`` and ``sitemap.xml`` per language.
+"""The theme's templates: compiled once, kept in ``.cache/templates/``; ``404.html`` and ``sitemap.xml`` per language.
 
-Every rebuild of ``mkdocs serve`` makes a new Jinja environment, which would parse and compile
-material's templates again (about 1 s on 2 cores): :data:`TEMPLATES` keeps the compiled ones.
+Each build of a language, and every rebuild of ``mkdocs serve``, makes a new Jinja environment,
+which would parse and compile material's templates again (about 1 s on 2 cores, each time):
+:data:`TEMPLATES` keeps the compiled ones in memory, and on disk for the next build.
 Each language renders ``404.html`` and ``sitemap.xml`` into the root of ``site/``, the later
 language over the earlier: :func:`keep_rendering` keeps each rendering and
 :func:`write_static_pages` writes it under its own language's root at the end.
@@ -19,30 +20,45 @@ import jinja2.bccache
 from tools.build.languages import DEFAULT_LANGUAGE, LANGUAGES, root_prefix
 
 
-class MemoryBytecodeCache(jinja2.BytecodeCache):
-    """Compiled theme templates, kept between the rebuilds of ``mkdocs serve``.
+class CompiledTemplates(jinja2.BytecodeCache):
+    """Compiled theme templates, kept in memory between the languages of a build and the rebuilds of
+    ``mkdocs serve``, and in a directory (``.cache/templates/``) between builds.
 
-    Jinja checks each entry against the checksum of the template's source, so an edited
-    template (``overrides/``) is compiled again.
+    Jinja checks each entry against the checksum of the template's source and against the Python
+    version, so an edited template (``overrides/``) or a new interpreter compiles it again.
     """
 
     def __init__(self) -> None:
         self.store: dict[str, bytes] = {}
+        self.disk: jinja2.FileSystemBytecodeCache | None = None
+
+    def use_directory(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.disk = jinja2.FileSystemBytecodeCache(str(directory))
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         if bucket.key in self.store:
             bucket.bytecode_from_string(self.store[bucket.key])
+        elif self.disk is not None:
+            self.disk.load_bytecode(bucket)  # leaves bucket.code None when stale or missing
+            if bucket.code is not None:
+                self.store[bucket.key] = bucket.bytecode_to_string()
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         self.store[bucket.key] = bucket.bytecode_to_string()
+        if self.disk is not None:
+            self.disk.dump_bytecode(bucket)
 
 
-TEMPLATES = MemoryBytecodeCache()
+TEMPLATES = CompiledTemplates()
 _STATIC: dict[tuple[str, str], str] = {}  # (language, template) -> 404.html and sitemap.xml as rendered
 
 
-def keep_compiled(env: Any) -> Any:
-    """Give a Jinja environment the compiled templates of the previous rebuilds (``on_env`` under serve)."""
+def keep_compiled(env: Any, root: Path | None = None) -> Any:
+    """Give a Jinja environment the compiled templates of the earlier builds (``on_env``); with ``root``,
+    they are also kept in ``root/.cache/templates/``."""
+    if root is not None:
+        TEMPLATES.use_directory(root / ".cache" / "templates")
     env.bytecode_cache = TEMPLATES
     return env
 
