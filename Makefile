@@ -72,9 +72,11 @@ serve-timing: $(STAMP)
 site build: tangle-check
 	$(BIN)/mkdocs build --strict
 
-# The README's test command. Order: drift first (before the build's hook could re-tangle), then the
-# strict build (executes the labs), then one pytest run over tests/ and every code block in docs/
-# (including the browser tests against site/ and tests/test_workflows.py, which runs `make lint-workflows`).
+# The README's test command. Order: drift first (before the build's hook could re-tangle), then one pytest
+# run over tests/ and every code block in docs/ (including the browser tests against site/ and
+# tests/test_workflows.py, which runs `make lint-workflows`). --build-site: pytest builds site/ with
+# `mkdocs build --strict` (which executes the labs) in the background, while the tests that do not read
+# the site run; those that do wait for it (tests/conftest.py; log: build/site-build.log).
 # pytest runs in 2 xdist workers (one per core), each with one torch thread so that the workers
 # do not fight over the cores (3 workers, or the default threads, measured slower on 2 cores).
 # BROWSER=0 leaves out the browser tests (pytest -m "not browser") and does not install Chromium.
@@ -82,8 +84,7 @@ BROWSER    ?= 1
 NO_BROWSER := $(filter 0 no false,$(BROWSER))
 test: $(STAMP) $(if $(NO_BROWSER),,browser-deps)
 	$(BIN)/python -m tools.tangle --check
-	$(BIN)/mkdocs build --strict
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal $(if $(NO_BROWSER),-m "not browser")
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal --build-site $(if $(NO_BROWSER),-m "not browser")
 
 # Unit tests and code blocks only, for authors: no site (build, browser, notebooks, reader route) and no
 # test marked slow (the lab-cache builds, the install in a fresh venv, a nested pytest session).

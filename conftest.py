@@ -32,13 +32,21 @@ def _skip_cuda(items: list[pytest.Item]) -> None:
 TOGETHER = ("tests/test_explorer.py::",)
 
 
-def _together_first(items: list[pytest.Item]) -> None:
-    """Put the tests of TOGETHER at the front. pytest-xdist's ``worksteal`` (``make test``) gives the first half of
-    the items to the first worker and steals only from the end of a queue: so they run in one worker, which builds
-    their fixture once, instead of in both."""
+def _reads_site(item: pytest.Item) -> bool:
+    return "site_dir" in getattr(item, "fixturenames", ())
+
+
+def _order(items: list[pytest.Item]) -> None:
+    """TOGETHER first, then the tests that do not read the built site, then those that do.
+
+    pytest-xdist's ``worksteal`` (``make test``) gives the first half of the items to the first worker and the
+    second half to the second, and steals only from the end of a queue. So the tests of TOGETHER run in one
+    worker, which builds their fixture once, instead of in both. They read the site, which `make test` builds in
+    the background (tests/conftest.py): that worker waits for it while the build takes its core, and the other
+    worker runs the tests that do not read the site, which come before those that do in its half."""
     front = [i for i in items if i.nodeid.startswith(TOGETHER)]
-    if front:
-        items[:] = front + [i for i in items if not i.nodeid.startswith(TOGETHER)]
+    rest = [i for i in items if not i.nodeid.startswith(TOGETHER)]
+    items[:] = front + [i for i in rest if not _reads_site(i)] + [i for i in rest if _reads_site(i)]
 
 
 @pytest.hookimpl(trylast=True)  # after -k, -m and --deselect have chosen the items
@@ -47,7 +55,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     _skip_cuda(items)
     share_english_runs(items)
-    _together_first(items)
+    _order(items)
 
 
 # The lab notebooks under docs/labs are executed by the site build, not imported as test modules
