@@ -5,10 +5,10 @@ local server and checked: no console error, no request to any host but 127.0.0.1
 formula rendered by the vendored KaTeX, the file title of every titled code block, a copy
 button on every code block, the lab plots, the notebook download link of the chapters, and
 the light/dark toggle. Each page is loaded once and every check runs on that load (its problems
-are reported together, each naming its check); the DOM is read in one round trip. The first
-1280 x 900 screen of each page, and that screen in the dark palette, are written to
-``build/screenshots/`` (CI keeps it as an artifact); the whole-page screenshots, for people to look
-at, are taken in CI or with ``SELFATTN_WHOLE_PAGE_SCREENSHOTS=1``. The search is checked too.
+are reported together, each naming its check); the DOM is read in one round trip. In CI, or with
+``SELFATTN_SCREENSHOTS=1``, the first 1280 x 900 screen of each page, that screen in the dark palette
+and whole pages are written to ``build/screenshots/`` (CI keeps it as an artifact): they are for
+people to look at and check nothing (SHOTS). The search is checked too.
 Timeouts are generous (60 s a page): on a busy machine a slow page is slow, not wrong.
 
 Chromium is found as ``$SELFATTN_CHROMIUM``, ``chromium`` or ``chromium-browser`` on PATH.
@@ -119,9 +119,10 @@ NOTEBOOK_LINK = {"zh": "下载本章 Jupyter 笔记本", "en": "Download this ch
 
 
 EN_SCREENSHOTS = {EN + "index.md", EN + "05-implementation.md"}  # English pages shot whole and in both palettes
-# The whole-page screenshots are for people to look at (CI uploads them); they check nothing and cost a
-# second or more each on the long chapters, so a local run takes them only when asked to.
-WHOLE_PAGES = bool(os.environ.get("CI") or os.environ.get("SELFATTN_WHOLE_PAGE_SCREENSHOTS"))
+# The screenshots are for people to look at (CI uploads them as an artifact); they check nothing, and they cost:
+# the page checks took 148 CPU-seconds with them and 130 without (2 cores), a whole long chapter a second or more.
+# So a local run takes them only when asked to.
+SHOTS = bool(os.environ.get("CI") or os.environ.get("SELFATTN_SCREENSHOTS"))
 
 
 def lang_of(src: str) -> str:
@@ -449,8 +450,9 @@ def figure_problems(figures: list[dict[str, Any]]) -> list[str]:
 
 
 def shoot(page: Any, name: str, full_page: bool = True) -> None:
-    """A screenshot in build/screenshots/ (JPEG: half the time of PNG on the long chapters)."""
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.jpg"), full_page=full_page, type="jpeg", quality=85)
+    """A screenshot in build/screenshots/ (JPEG: half the time of PNG on the long chapters), if SHOTS."""
+    if SHOTS:
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.jpg"), full_page=full_page, type="jpeg", quality=85)
 
 
 def _slug(src: str) -> str:
@@ -559,7 +561,7 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         # Screenshots: every page's first screen; the whole page and the dark palette of the Chinese pages
         # and of two English ones (the same templates: the rest would only add time).
         full = not src.startswith(EN) or src in EN_SCREENSHOTS
-        if full and WHOLE_PAGES:
+        if full:
             shoot(page, f"{_slug(src)}-light")
         shoot(page, f"{_slug(src)}-light-1280x900", full_page=False)  # what a reader sees first
 
@@ -587,7 +589,7 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
                 ink_dark = page.evaluate(FIGURES)[0]["ink"]
                 if ink_dark == figures[0]["ink"]:
                     problems.append(f"figure ink stays {ink_dark} in the dark palette")
-            if src in FIGURE_SHOTS and figures:  # the first figure in view, dark then light
+            if src in FIGURE_SHOTS and figures and SHOTS:  # the first figure in view, dark then light
                 page.evaluate("document.querySelector('figure.sa-figure').scrollIntoView({block: 'center'})")
                 shoot(page, f"{_slug(src)}-figure-dark-1280x900", full_page=False)
             page.evaluate(TOGGLE)
@@ -596,7 +598,7 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
             back = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
             if back != "default":
                 problems.append(f"the palette toggle did not come back to 'default' ({back!r})")
-            if src in FIGURE_SHOTS and figures:
+            if src in FIGURE_SHOTS and figures and SHOTS:
                 shoot(page, f"{_slug(src)}-figure-light-1280x900", full_page=False)
                 page.evaluate("window.scrollTo(0, 0)")
 
@@ -743,7 +745,7 @@ def test_print_page_has_the_whole_book_offline_with_math(browser: Any, base_url:
                 title = re.sub(r"\s*\{[^}]*\}\s*$", "", h1[2:]).strip()
                 assert title in text, f"{root}{src}: {title!r} is missing from the print page"
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / f"{root.replace('/', '-')}print_page-light.jpg"), type="jpeg", quality=85)
+        shoot(page, f"{root.replace('/', '-')}print_page-light", full_page=False)
         assert not watch.errors, watch.errors
         assert not watch.external, watch.external
         assert not watch.failed, watch.failed

@@ -11,7 +11,7 @@ through the controls, the layout at 390 px, no console error and no request to a
 Each keystroke's update time is measured in the page (``performance.now()`` around the update)
 and printed with the largest differences (``build/explorer-report.json``); times are never
 asserted. Screenshots of both editions at 1280 x 900 and at 390 px wide go to
-``build/screenshots/explorer-*.jpg``.
+``build/screenshots/explorer-*.jpg`` (in CI, or with ``SELFATTN_SCREENSHOTS=1``: tests/test_browser.py, SHOTS).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import torch
 
 from selfattn.functional import scaled_dot_product_attention
 from selfattn.model import next_logits
-from tests.test_browser import EN, SCREENSHOTS, base_url, browser, chromium, visit  # noqa: F401
+from tests.test_browser import EN, SCREENSHOTS, base_url, browser, chromium, shoot, visit  # noqa: F401
 from tools.explorer_export import CHECKPOINTS, load_model, sha256
 
 pytestmark = pytest.mark.browser
@@ -246,15 +246,15 @@ def use_page(page: Any, lang: str) -> dict[str, Any]:
     box.fill(page.evaluate("() => document.getElementById('explorer').dataset.prompt"))  # the shots: as it opens
     for name, target in (("1280x900", "explorer"), ("1280x900-attention", "attention")):
         page.evaluate(f"() => document.getElementById('{target}').scrollIntoView()")
-        page.screenshot(path=str(SCREENSHOTS / f"explorer-{lang}-{name}.jpg"), type="jpeg", quality=85)
+        shoot(page, f"explorer-{lang}-{name}", full_page=False)
     page.evaluate("() => window.scrollTo(0, 0)")  # else the sticky header lands mid-page in a full shot
-    page.screenshot(path=str(SCREENSHOTS / f"explorer-{lang}-1280-full.jpg"), full_page=True, type="jpeg", quality=85)
+    shoot(page, f"explorer-{lang}-1280-full")
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(200)  # the heatmap redraws on resize
     ui["narrow"] = page.evaluate("""() => ({scroll: document.documentElement.scrollWidth,
       client: document.documentElement.clientWidth,
       heat: document.getElementById('ex-heat').getBoundingClientRect().right})""")
-    page.screenshot(path=str(SCREENSHOTS / f"explorer-{lang}-390.jpg"), full_page=True, type="jpeg", quality=85)
+    shoot(page, f"explorer-{lang}-390")
     return ui
 
 
