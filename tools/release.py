@@ -86,7 +86,9 @@ def build_wheel(root: Path = ROOT, cache: Path | None = None, *, stale_ok: bool 
         if not built.exists():
             raise FileNotFoundError(f"pip wheel did not produce {target.name}: {sorted(out.iterdir())}")
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(built, target)
+        partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+        shutil.copy2(built, partial)
+        os.replace(partial, target)  # whole or absent: the site build and a test may build it at the same time
     return target
 
 
