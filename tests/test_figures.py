@@ -369,6 +369,7 @@ def test_every_figure_block_of_the_book_is_in_its_built_page_and_on_the_print_pa
 
 
 SERVE_SCRIPT = """
+import os
 import sys
 from pathlib import Path
 sys.path.insert(0, {tools!r})
@@ -385,7 +386,9 @@ ax.set_title(f"value {{selfattn.VALUE}}")
 ```
 '''
 for value in (1, 2):  # two rebuilds of one `mkdocs serve` process; src/ changed in between
-    (root / "src" / "selfattn" / "__init__.py").write_text(f"VALUE = {{value}}\\n", encoding="utf-8")
+    init = root / "src" / "selfattn" / "__init__.py"
+    init.write_text(f"VALUE = {{value}}\\n", encoding="utf-8")
+    os.utime(init, (1_700_000_000, 1_700_000_000))  # the same size and second: as an edit saved within a second
     figures.begin(root, serving=True)
     figures.place(page, "en", root, "docs/01-a.md")
     html = figures.inline("<p>sa-figure-placeholder:fig-1-1</p>", "docs/01-a.md")
@@ -394,10 +397,11 @@ for value in (1, 2):  # two rebuilds of one `mkdocs serve` process; src/ changed
 
 
 def test_under_serve_a_changed_package_is_imported_again(tmp_path: Path) -> None:
-    """`mkdocs serve` keeps one process: after src/ changed, a figure must see the package as it is now."""
+    """`mkdocs serve` keeps one process: after src/ changed, a figure must see the package as it is now, even when
+    the new source has the old one's size and modification second (Python would trust the old bytecode)."""
     (tmp_path / "src" / "selfattn").mkdir(parents=True)
     script = SERVE_SCRIPT.format(tools=str(ROOT), root=str(tmp_path))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
     run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["value 1 drawn: True", "value 2 drawn: True"], run.stdout + run.stderr

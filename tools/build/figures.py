@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import importlib
 import io
 import logging
 import re
@@ -207,9 +208,14 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>") -> st
     import matplotlib.pyplot as plt
 
     if STATE["serve"] and STATE["executed_with"] not in ("", STATE["inputs"]):
-        # `mkdocs serve` keeps its process between rebuilds: import the package as tangled now.
+        # `mkdocs serve` keeps its process between rebuilds: import the package as tangled now. Its bytecode
+        # goes too: Python trusts a .pyc whose source kept its size and its modification time in whole
+        # seconds, as a one-character edit saved within a second does. (src/ is not watched: no rebuild loop.)
         for module in [m for m in sys.modules if m == "selfattn" or m.startswith("selfattn.")]:
             del sys.modules[module]
+        for pyc in (root / "src" / "selfattn" / "__pycache__").glob("*.pyc"):
+            pyc.unlink(missing_ok=True)
+        importlib.invalidate_caches()
     STATE["executed_with"] = STATE["inputs"]
     src = str(root / "src")
     added = src not in sys.path
