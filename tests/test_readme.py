@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 from pathlib import Path
 
@@ -90,7 +91,9 @@ def test_the_makefile_runs_the_tests_without_the_browser_on_request() -> None:
     def dry_run(*args: str) -> str:
         # -n: print the commands only; the stamp's prerequisites are made old so nothing installs
         cmd = ["make", "-n", "test", "-o", ".venv/.installed", "-o", "pyproject.toml", "-o", "constraints.txt", *args]
-        return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        # Under `make test BROWSER=0` this make would inherit BROWSER=0 through MAKEFLAGS: start from none.
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "BROWSER")}
+        return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
 
     full, fast = dry_run(), dry_run("BROWSER=0")
     assert "apt-get" in full and "pytest -n 2 --dist worksteal" in full and "not browser" not in full
