@@ -14,12 +14,15 @@ test id (``same run as``). A block that differs in anything else (a printed stri
 from __future__ import annotations
 
 import pytest
-import torch
 
 CUDA_REASON = "needs CUDA: torch.cuda.is_available() is False on this machine"
 
 
 def _skip_cuda(items: list[pytest.Item]) -> None:
+    # Imported here, not at the top: pytest-xdist's controller loads this file but collects nothing, and
+    # importing torch there (about 3 s on 2 cores) would delay the workers and the background site build.
+    import torch
+
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason=CUDA_REASON)
