@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from tools.tangle import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CANARY = "lab-build-canary: this cell fails on purpose"
+STAND_IN = b"a stand-in: tests/test_lab_build.py does not check the wheel\n"
 
 
 def _replace_nav(config_text: str, pages: list[tuple[str, str]]) -> str:
@@ -47,13 +49,22 @@ def _seed_wheel(root: Path) -> None:
     Every build of the site offers the wheel (``tools/release.py``, a ``pip wheel`` of about 3 s),
     which this test does not check: the real site's wheel is checked by ``tests/test_release.py`` and
     installed by ``tests/test_reader_route.py``. The stand-in is keyed by the hash of the copy's sources
-    as they are now, so the hook's cache lookup runs as it always does.
+    as the build's own tangling will leave them (the chapter's titled block, written to ``src/``, is
+    part of the wheel), so the hook's cache lookup runs as it always does and finds it.
     """
-    from tools.release import package_version, sources_hash, wheel_name
+    from tools.release import WHEEL_INPUTS, package_version, sources_hash, wheel_name
+    from tools.tangle import tangle, write
 
-    target = root / ".cache" / "wheel" / sources_hash(root) / wheel_name(package_version(root))
+    with tempfile.TemporaryDirectory() as tmp:
+        after = Path(tmp)
+        shutil.copytree(root / "src", after / "src", ignore=shutil.ignore_patterns("__pycache__"))
+        for name in WHEEL_INPUTS:
+            shutil.copy2(root / name, after / name)
+        write(after, tangle(root))
+        key = sources_hash(after)
+    target = root / ".cache" / "wheel" / key / wheel_name(package_version(root))
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(b"a stand-in: tests/test_lab_build.py does not check the wheel\n")
+    target.write_bytes(STAND_IN)
 
 
 def _build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
@@ -172,6 +183,10 @@ def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None
         run = _build(root, site)
         log = run.stdout + run.stderr
         assert run.returncode == 0, log[-3000:]
+        from tools.release import package_version, wheel_name
+
+        offered = site / "dist" / wheel_name(package_version(root))
+        assert offered.read_bytes() == STAND_IN, "the build made a wheel: _seed_wheel missed the hook's cache key"
         return log
 
     # A fresh clone (CI) has no cache: every lab is executed.
