@@ -84,7 +84,9 @@ def test_the_setup_cell_installs_the_plot_extra(tmp_path: Path, monkeypatch: pyt
 @pytest.mark.slow  # pip builds and reads a wheel
 def test_pip_reads_the_wheel_with_the_plot_extra(tmp_path: Path) -> None:
     """The form the cell gives pip for $SELFATTN_WHEEL, WHEEL[plot], asks for matplotlib, offline."""
-    wheel = build_wheel(ROOT, cache=tmp_path / "wheel")
+    # The wheel of the sources as they are now, from the cache the site build fills (or built here first):
+    # one `pip wheel` per test run, not two.
+    wheel = build_wheel(ROOT)
     report = tmp_path / "report.json"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     subprocess.run(
