@@ -141,8 +141,33 @@ def test_the_print_page_per_language_and_its_links_to_figures(tmp_path: Path) ->
     page = tmp_path / "en" / "print_page" / "index.html"
     page.parent.mkdir(parents=True)
     page.write_text('<a href="#en-03-qkv-formula-fig-3-2">Figure 3.2</a><a href="#en-03-qkv-formula-x">x</a>', encoding="utf-8")
-    printpage.fix_figure_links(SimpleNamespace(site_dir=str(tmp_path)))
+    printpage.finish(SimpleNamespace(site_dir=str(tmp_path)))
     assert page.read_text(encoding="utf-8") == '<a href="#fig-3-2">Figure 3.2</a><a href="#en-03-qkv-formula-x">x</a>'
+
+
+A, B = "<style>.a { color: red }</style>", '<style type="text/css">.a { color: blue }</style>'
+LINK = '<link rel="stylesheet" href="x.css">'
+
+
+@pytest.mark.parametrize("html, kept", [
+    (f"<p>1</p>{A}{B}<p>2</p>{A}{B}<p>3</p>{A}{B}", f"<p>1</p>{A}{B}<p>2</p><p>3</p>"),  # a lab's sheets, per lab
+    (f"{LINK}{A}<p>1</p>{B}{A}", f"{LINK}{A}<p>1</p>{B}{A}"),  # A acts after B (its last copy): kept twice
+    (f"{A}{LINK}{A}", f"{A}{LINK}{A}"),  # the last A overrides x.css: kept
+    (f"{LINK}{A}{B}{LINK}{A}{B}", f"{LINK}{A}{B}{LINK}"),  # a link is never dropped
+    (f"{A}{B}", f"{A}{B}"),
+])
+def test_repeated_style_sheets_are_dropped_where_the_cascade_stays(html: str, kept: str) -> None:
+    assert printpage.drop_repeated_styles(html) == kept
+
+
+def test_the_print_pages_carry_each_style_sheet_once(site_dir: Path) -> None:
+    """The labs' JupyterLab style sheets (mkdocs-jupyter puts them in each lab's page) come once per print page."""
+    for edition in ("", "en/"):
+        html = (site_dir / edition / "print_page" / "index.html").read_text(encoding="utf-8")
+        styles = [m.group(0) for m in printpage.STYLESHEET.finditer(html) if m.group(0).startswith("<style")]
+        labs = html.count('class="jupyter-wrapper"')
+        assert labs >= 2, f"{edition}print_page: {labs} labs"
+        assert len(styles) == len(set(styles)), f"{edition}print_page: {len(styles) - len(set(styles))} repeated <style>"
 
 
 ANCHOR_HTML = """<h1 id="title">Title</h1>

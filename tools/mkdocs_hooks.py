@@ -123,7 +123,7 @@ def on_post_build(config: Any) -> None:
     search.split_index(config)  # one search index per language
     search.forget_duplicates(config)  # serve: the index material carries to the next rebuild, once each
     templates.write_static_pages(config)  # each language's 404.html and sitemap.xml
-    printpage.fix_figure_links(config)  # links to figures on the print pages
+    printpage.finish(config)  # the print pages: links to figures, the labs' style sheets once
     notebooks.prune(root, mode.dirty())  # drop the cached notebooks no page used
     figures.prune(root, mode.dirty())  # drop the cached figures no page used
 

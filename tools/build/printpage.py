@@ -4,7 +4,11 @@ Each language has its own (``print_page/`` and ``en/print_page/``) with titles i
 Under ``serve --dirty`` it could only show the pages rebuilt: it is left out there (``make site``
 builds it). print-site makes the anchors of headings unique by prefixing them with the page
 (``#03-qkv-formula-fig-3-2``), but not the ids of figures, which are unique in the whole book
-already: :func:`fix_figure_links` points the links to figures back at them.
+already: :func:`finish` points the links to figures back at them.
+
+mkdocs-jupyter puts JupyterLab's stylesheets (four ``<style>`` elements, about 575 KB) into the page of
+every lab, so the print page, which holds every lab, carried them once per lab: 2.3 MB of its 7.3 MB.
+:func:`drop_repeated_styles` keeps one copy of each, where that cannot change the cascade.
 
 print-site 2.9 finds those anchors with a regular expression tried at every tag of every page, each try
 reaching the end of its line: about 13 s of a 34 s build of this book. :func:`update_anchor_ids` makes
@@ -26,6 +30,9 @@ PRINT_PAGE = {  # per language: the print page of the English edition is en/prin
     "en": {"print_page_title": "The Whole Book (Print Version)", "toc_title": "Contents", "print_page_basename": "en/print_page"},
 }
 FIGURE_LINK = re.compile(r'href="#[\w.-]*?-(fig-\d+-\d+)"')
+# A <style> element, or a <link> to a stylesheet: the sources of rules, in the order the cascade reads them.
+STYLESHEET = re.compile(r"<style\b[^>]*>.*?</style\s*>|<link\b[^>]*\brel=[\"']?stylesheet[^>]*>",
+                        flags=re.IGNORECASE | re.DOTALL)
 
 
 TAG_WITH_ID = re.compile(r'<([^\s]+).*?id="([^"]*?)".*?>', flags=re.IGNORECASE)  # print-site 2.9's
@@ -74,12 +81,42 @@ def configure(config: Any, lang: str, dirty: bool) -> None:
             printer.config["enabled"] = False
 
 
-def fix_figure_links(config: Any) -> None:
-    """On each language's print page, point ``#PAGE-fig-3-2`` (print-site's rewrite) at ``#fig-3-2``."""
+def drop_repeated_styles(html: str) -> str:
+    """Keep the first of identical ``<style>`` elements and drop the others, when that cannot change the cascade.
+
+    Of two rules that apply alike, the later one in the document wins. So a style sheet that comes several
+    times acts from its last copy, and keeping only its first copy changes nothing if the sheets (each
+    ``<style>`` and each stylesheet ``<link>``) keep their order: the order of their first copies must be the
+    order of their last ones. On a page where it is not, nothing is dropped.
+    """
+    sheets = [m.group(0) for m in STYLESHEET.finditer(html)]
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for i, sheet in enumerate(sheets):
+        first.setdefault(sheet, i)
+        last[sheet] = i
+    if len(first) == len(sheets):
+        return html  # no repeats
+    if sorted(first, key=first.__getitem__) != sorted(last, key=last.__getitem__):
+        return html  # the repeats are in another order: the last copies decide differently
+    seen: set[str] = set()
+
+    def keep(m: re.Match[str]) -> str:
+        if not m.group(0).lower().startswith("<style") or m.group(0) not in seen:
+            seen.add(m.group(0))
+            return m.group(0)
+        return ""
+
+    return STYLESHEET.sub(keep, html)
+
+
+def finish(config: Any) -> None:
+    """Each language's print page: ``#PAGE-fig-3-2`` (print-site's rewrite) points at ``#fig-3-2`` again, and the
+    labs' style sheets come once (:func:`drop_repeated_styles`). Written only if that changed it."""
     for lang in LANGUAGES:
         page = Path(config.site_dir) / root_prefix(lang) / "print_page" / "index.html"
         if page.exists():
             html = page.read_text(encoding="utf-8")
-            fixed = FIGURE_LINK.sub(r'href="#\1"', html)
+            fixed = drop_repeated_styles(FIGURE_LINK.sub(r'href="#\1"', html))
             if fixed != html:
                 page.write_text(fixed, encoding="utf-8")
