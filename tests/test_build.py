@@ -145,6 +145,51 @@ def test_the_print_page_per_language_and_its_links_to_figures(tmp_path: Path) ->
     assert page.read_text(encoding="utf-8") == '<a href="#fig-3-2">Figure 3.2</a><a href="#en-03-qkv-formula-x">x</a>'
 
 
+def test_search_entries_are_kept_and_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page's search entries come from material the first time, from .cache/search/ the next (without
+    parsing the page again), and a change of the page's HTML, table of contents or front matter indexes it anew."""
+    from material.plugins.search import plugin as material_search
+    from mkdocs.structure.toc import AnchorLink
+
+    monkeypatch.setattr(search, "_CACHE", [])
+    monkeypatch.setattr(search, "_USED", set())
+    search.keep_entries(tmp_path)
+    index_class = material_search.SearchIndex
+    toc = [AnchorLink("缩放点积", "scaled", 1)]
+    page = SimpleNamespace(url="03/", title="第 3 章", meta={}, toc=toc,
+                           content='<h1 id="scaled">缩放点积</h1><p>查询与键的点积除以 √d_k。</p><h2 id="x">X</h2><p>text</p>')
+    expected = index_class(lang=["zh"])
+    index_class.add_entry_from_context.original(expected, page)  # material's own
+    assert len(expected.entries) == 2 and "\u200b" in expected.entries[0]["text"], expected.entries
+
+    first = index_class(lang=["zh"])
+    first.add_entry_from_context(page)
+    assert first.entries == expected.entries
+    [kept] = (tmp_path / search.SEARCH_CACHE).glob("*.json")
+
+    def no_parsing() -> None:
+        raise AssertionError("the page was parsed again")
+
+    with monkeypatch.context() as m:
+        m.setattr(material_search, "Parser", no_parsing)
+        again = index_class(lang=["zh"])
+        again.add_entry_from_context(page)
+        assert again.entries == expected.entries
+    for changed in ({"content": page.content.replace("text", "more")}, {"toc": [AnchorLink("Other", "scaled", 1)]},
+                    {"meta": {"search": {"boost": 2}}}, {"url": "04/"}):
+        other = SimpleNamespace(**{**vars(page), **changed})
+        assert search.entries_key(first, other) != search.entries_key(first, page), changed
+
+    search.prune(tmp_path, dirty=False)  # a full build used it: kept
+    assert kept.exists()
+    index_class(lang=["zh"]).add_entry_from_context(SimpleNamespace(**{**vars(page), "url": "04/"}))
+    search.prune(tmp_path, dirty=True)  # serve --dirty rebuilt one page: nothing dropped
+    assert kept.exists()
+    index_class(lang=["zh"]).add_entry_from_context(SimpleNamespace(**{**vars(page), "url": "04/"}))
+    search.prune(tmp_path, dirty=False)  # a full build that did not use it: dropped
+    assert not kept.exists() and len(list((tmp_path / search.SEARCH_CACHE).glob("*.json"))) == 1
+
+
 A, B = "<style>.a { color: red }</style>", '<style type="text/css">.a { color: blue }</style>'
 LINK = '<link rel="stylesheet" href="x.css">'
 

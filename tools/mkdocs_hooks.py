@@ -54,6 +54,7 @@ def on_serve(server: Any, config: Any, builder: Any) -> Any:
 def on_config(config: Any) -> Any:
     lang = languages.configure(config)  # the theme speaks the language being built
     search.configure(config, lang)  # its search settings: jieba for Chinese, stop words for English
+    search.keep_entries(root_of(config))  # a page that did not change: its search entries from the last build
     wheel.set_version(config)  # the package's version, for {{ selfattn_version }} and the footer
     printpage.configure(config, lang, mode.dirty())  # the print page's titles; off under serve --dirty
     return config
@@ -126,6 +127,7 @@ def on_post_build(config: Any) -> None:
     printpage.finish(config)  # the print pages: links to figures, the labs' style sheets once
     notebooks.prune(root, mode.dirty())  # drop the cached notebooks no page used
     figures.prune(root, mode.dirty())  # drop the cached figures no page used
+    search.prune(root, mode.dirty())  # and the search entries
 
 
 def on_build_error(error: Exception) -> None:
