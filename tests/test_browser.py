@@ -3,9 +3,9 @@
 Every page of the ``nav`` of ``mkdocs.yml`` (chapters, labs, reference) is opened from a
 local server and checked: no console error, no request to any host but 127.0.0.1, every
 formula rendered by the vendored KaTeX, the file title of every titled code block, a copy
-button on every code block, the lab plots, the notebook download link of the chapters, and
-the light/dark toggle. Each page is loaded once and every check runs on that load (its problems
-are reported together, each naming its check); the DOM is read in one round trip. In CI, or with
+button on every code block, the lab plots, the notebook download link of the chapters, the
+light/dark toggle, and the language switcher. Each page is loaded once and every check runs on that
+load (its problems are reported together, each naming its check); the DOM is read in one round trip. In CI, or with
 ``SELFATTN_SCREENSHOTS=1``, the first 1280 x 900 screen of each page, that screen in the dark palette
 and whole pages are written to ``build/screenshots/`` (CI keeps it as an artifact): they are for
 people to look at and check nothing (SHOTS). The search is checked too.
@@ -432,6 +432,9 @@ FIGURE_SHOTS = {"03-qkv-formula.md", "04-why-sqrt-dk.md", "05-implementation.md"
 # figures' ink must change with it. A toggle costs more than a second on a long page; on every other page the
 # template is one of these, and the figures' ink is currentColor (tests/test_figures.py checks every built figure).
 TOGGLED = {"index.md", "labs/scaling.py", *FIGURE_SHOTS} | EN_SCREENSHOTS
+# The pages whose language switcher is used, after their checks (page -> the switcher's target language): one of each
+# template (a chapter, a lab, a preface), each way. Each lands on the same page in the other language.
+SWITCHES = {"05-implementation.md": "en", EN + "labs/scaling.py": "zh", EN + "index.md": "zh"}
 
 
 def figure_problems(figures: list[dict[str, Any]]) -> list[str]:
@@ -446,6 +449,29 @@ def figure_problems(figures: list[dict[str, Any]]) -> list[str]:
             problems.append(f"figure {f['id']}: the SVG has no role=img with alt text")
         if not 0 < f["width"] <= f["column"] + 1:
             problems.append(f"figure {f['id']}: {f['width']:.0f} px wide in a {f['column']:.0f} px column")
+    return problems
+
+
+def switch_problems(page: Any, base_url: str, src: str, target: str) -> list[str]:
+    """The head has an hreflang link per language, and the switcher in the header leads to the same page in
+    the other language (javascripts/language-switch.js); what fails to load on the way is in the visit's watch."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    problems = []
+    other = (EN + src) if target == "en" else src.removeprefix(EN)
+    hreflang = dict(page.eval_on_selector_all("link[rel=alternate][hreflang]", "els => els.map((e) => [e.hreflang, e.href])"))
+    want = {"zh": base_url + page_url(src.removeprefix(EN)), "en": base_url + page_url(EN + src.removeprefix(EN))}
+    if hreflang != want:
+        problems.append(f"hreflang links {hreflang}, expected {want}")
+    try:
+        page.locator(".md-header__option .md-select").hover()
+        page.locator(f"a.md-select__link[hreflang={target}]").click()
+        page.wait_for_url(base_url + page_url(other))
+        page.wait_for_load_state("load")
+    except PlaywrightError as err:
+        return [*problems, f"the language switcher did not lead to {base_url + page_url(other)} (at {page.url}): {err}"]
+    if (lang := page.locator("html").get_attribute("lang")) != target:
+        problems.append(f"the switcher landed on {page.url}, whose language is {lang!r}, expected {target!r}")
     return problems
 
 
@@ -608,6 +634,10 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
             for b in page.evaluate(SCROLLING_CODE)
         ]
 
+        # Last, as it leaves the page: the language switcher (the pages of SWITCHES).
+        if src in SWITCHES:
+            problems += switch_problems(page, base_url, src, SWITCHES[src])
+
         problems += watch.errors
         problems += [f"request to a non-local host: {u}" for u in dict.fromkeys(watch.external)]
         problems += [f"failed to load: {u}" for u in watch.failed]
@@ -682,8 +712,10 @@ def test_base_url_serves_the_search_index_without_documents(base_url: str, searc
 
 
 def test_the_toggled_pages_are_pages_of_the_nav() -> None:
-    """A page renamed out of TOGGLED would silently lose its palette check."""
+    """A page renamed out of TOGGLED or SWITCHES would silently lose its palette or switcher check."""
     assert TOGGLED <= set(PAGES), sorted(TOGGLED - set(PAGES))
+    assert set(SWITCHES) <= set(PAGES), sorted(set(SWITCHES) - set(PAGES))
+    assert {lang_of(src) for src in SWITCHES} == {"zh", "en"} and all(lang_of(s) != t for s, t in SWITCHES.items())
 
 
 def test_88_columns_fit_in_a_lab_cell(browser: Any, base_url: str) -> None:
@@ -784,7 +816,7 @@ def page_problems(chromium: str, base_url: str, request: pytest.FixtureRequest) 
 
 @pytest.mark.parametrize("src", PAGES, ids=_slug)
 def test_page(page_problems: dict[str, list[str]], base_url: str, src: str, request: pytest.FixtureRequest) -> None:
-    """No console error, no non-local request, math rendered, titles, copy buttons, plots, toggle, links."""
+    """No console error, no non-local request, math rendered, titles, copy buttons, plots, toggle, links, switcher."""
     if src not in page_problems:  # under xdist: this worker's browser checks this page now
         page_problems[src] = check_page(request.getfixturevalue("browser"), base_url, src)
     problems = page_problems[src]
@@ -832,29 +864,6 @@ def test_search(browser: Any, search_url: str, root: str) -> None:
             assert found & set(containing), f"search for {query!r} found {sorted(found)}, none of {containing}"
             other = sorted(u for u in found if u.startswith(EN) != bool(root))
             assert not other, f"search for {query!r} in {root or 'zh/'} found pages of the other edition: {other}"
-        assert not watch.errors and not watch.external, (watch.errors, watch.external)
-        assert not watch.failed, watch.failed
-
-
-# (page, the switcher's target language): each lands on the same page in the other language.
-SWITCHES = [("05-implementation.md", "en"), (EN + "labs/scaling.py", "zh"), (EN + "index.md", "zh")]
-
-
-@pytest.mark.parametrize("src, target", SWITCHES, ids=[f"{_slug(s)}-to-{t}" for s, t in SWITCHES])
-def test_language_switcher_lands_on_the_counterpart(browser: Any, base_url: str, src: str, target: str) -> None:
-    """The switcher in the header leads to the same page in the other language; the head has an hreflang
-    link per language; nothing fails to load on the way (javascripts/language-switch.js)."""
-    other = (EN + src) if target == "en" else src.removeprefix(EN)
-    with visit(browser, base_url + page_url(src)) as (page, watch):
-        hreflang = page.eval_on_selector_all(
-            "link[rel=alternate][hreflang]", "els => els.map((e) => [e.hreflang, e.href])"
-        )
-        assert dict(hreflang) == {"zh": base_url + page_url(src.removeprefix(EN)), "en": base_url + page_url(EN + src.removeprefix(EN))}
-        page.locator(".md-header__option .md-select").hover()
-        page.locator(f"a.md-select__link[hreflang={target}]").click()
-        page.wait_for_url(base_url + page_url(other))
-        page.wait_for_load_state("load")
-        assert page.locator("html").get_attribute("lang") == target
         assert not watch.errors and not watch.external, (watch.errors, watch.external)
         assert not watch.failed, watch.failed
 
