@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.build.hashing import inputs_hash
+from tools.build.hashing import inputs_hash, prune_unused
 from tools.tangle import Fence, book_pages, parse_fences
 
 log = logging.getLogger("mkdocs.hooks.figures")
@@ -404,11 +404,7 @@ def inline(html_text: str, where: str) -> str:
 
 def prune(root: Path, dirty: bool) -> None:
     """After a full build (not under ``serve --dirty``), drop the cached figures it did not use."""
-    if not dirty and _USED:
-        for stale in (root / FIGURE_CACHE).glob("*.svg"):
-            if stale.name not in _USED:
-                stale.unlink()
-    _USED.clear()
+    prune_unused(root / FIGURE_CACHE, "*.svg", _USED, dirty)
 
 
 def prose(markdown: str) -> str:

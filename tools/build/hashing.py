@@ -1,4 +1,4 @@
-"""The content hash that keys the build's caches (the labs' folder, each figure's SVG).
+"""The content hash that keys the build's caches (the labs' folder, each figure's SVG), and their pruning.
 
 What a cached output depends on besides its own code: the Python version, the versions of the
 tools that produce it, and the bytes of the files it reads (the package sources, the data), each
@@ -31,3 +31,13 @@ def inputs_hash(root: Path, tools: Iterable[str], patterns: Iterable[str], extra
                 h.update(f"{path.relative_to(root).as_posix()}\n".encode())
                 h.update(path.read_bytes())
     return h.hexdigest()
+
+
+def prune_unused(folder: Path, pattern: str, used: set[str], dirty: bool) -> None:
+    """After a full build (not under ``serve --dirty``, which rebuilds some pages only) that used some of the
+    cached files in ``folder``, drop those matching ``pattern`` that it did not use; then forget ``used``."""
+    if not dirty and used:
+        for stale in folder.glob(pattern):
+            if stale.name not in used:
+                stale.unlink()
+    used.clear()

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tools.build.hashing import prune_unused
 from tools.build.languages import LANGUAGES, root_prefix
 
 SEARCH_INDEX = "search/search_index.json"
@@ -154,8 +155,4 @@ def keep_entries(root: Path) -> None:
 
 def prune(root: Path, dirty: bool) -> None:
     """After a full build (not under ``serve --dirty``), drop the kept entries it did not use."""
-    if not dirty and _USED:
-        for stale in (root / SEARCH_CACHE).glob("*.json"):
-            if stale.name not in _USED:
-                stale.unlink()
-    _USED.clear()
+    prune_unused(root / SEARCH_CACHE, "*.json", _USED, dirty)
