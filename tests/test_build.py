@@ -198,7 +198,11 @@ LINK = '<link rel="stylesheet" href="x.css">'
     (f"<p>1</p>{A}{B}<p>2</p>{A}{B}<p>3</p>{A}{B}", f"<p>1</p>{A}{B}<p>2</p><p>3</p>"),  # a lab's sheets, per lab
     (f"{LINK}{A}<p>1</p>{B}{A}", f"{LINK}{A}<p>1</p>{B}{A}"),  # A acts after B (its last copy): kept twice
     (f"{A}{LINK}{A}", f"{A}{LINK}{A}"),  # the last A overrides x.css: kept
-    (f"{LINK}{A}{B}{LINK}{A}{B}", f"{LINK}{A}{B}{LINK}"),  # a link is never dropped
+    (f"{LINK}{A}{B}{LINK}{A}{B}", f"{LINK}{A}{B}{LINK}{A}{B}"),  # A and B act after the second link: kept
+    (f"{LINK}{A}{LINK}", f"{LINK}{A}{LINK}"),  # a link is never dropped
+    (f"{A}{LINK}{B}{A}{B}", f"{A}{LINK}{B}{A}{B}"),  # the last A overrides x.css: kept
+    (f"{LINK}{A}<p>1</p>{A}", f"{LINK}{A}<p>1</p>"),
+    (f"{A}{B}{B}{A}", f"{A}{B}{B}{A}"),  # A acts after B (its last copy): kept
     (f"{A}{B}", f"{A}{B}"),
 ])
 def test_repeated_style_sheets_are_dropped_where_the_cascade_stays(html: str, kept: str) -> None:

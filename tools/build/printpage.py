@@ -85,9 +85,9 @@ def drop_repeated_styles(html: str) -> str:
     """Keep the first of identical ``<style>`` elements and drop the others, when that cannot change the cascade.
 
     Of two rules that apply alike, the later one in the document wins. So a style sheet that comes several
-    times acts from its last copy, and keeping only its first copy changes nothing if the sheets (each
-    ``<style>`` and each stylesheet ``<link>``) keep their order: the order of their first copies must be the
-    order of their last ones. On a page where it is not, nothing is dropped.
+    times acts from its last copy, and keeping only the first copy of each ``<style>`` changes nothing if the
+    sheets keep their order: a ``<style>`` at its first copy, a stylesheet ``<link>`` (never dropped) at its last,
+    must come in the order of their last copies. On a page where they would not, nothing is dropped.
     """
     sheets = [m.group(0) for m in STYLESHEET.finditer(html)]
     first: dict[str, int] = {}
@@ -97,8 +97,9 @@ def drop_repeated_styles(html: str) -> str:
         last[sheet] = i
     if len(first) == len(sheets):
         return html  # no repeats
-    if sorted(first, key=first.__getitem__) != sorted(last, key=last.__getitem__):
-        return html  # the repeats are in another order: the last copies decide differently
+    kept = {sheet: first[sheet] if sheet.lower().startswith("<style") else last[sheet] for sheet in first}
+    if sorted(first, key=kept.__getitem__) != sorted(last, key=last.__getitem__):
+        return html  # the sheets left would come in another order: they would decide differently
     seen: set[str] = set()
 
     def keep(m: re.Match[str]) -> str:
