@@ -10,6 +10,7 @@ them, and :func:`split_index` splits the one index that mkdocs-static-i18n write
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -100,19 +101,24 @@ def _toc(items: Any) -> list[Any]:
     return [[item.id, item.url, item.title, _toc(item.children)] for item in items or []]
 
 
+@functools.cache
+def _versions() -> tuple[str, ...]:
+    """The versions of material and (if material segments with it) jieba: read once, not once per page."""
+    import importlib.metadata
+
+    from material.plugins.search import plugin as material_search
+
+    names = ("mkdocs-material", "jieba") if material_search.jieba is not None else ("mkdocs-material",)
+    return tuple(importlib.metadata.version(name) for name in names)
+
+
 def entries_key(index: Any, page: Any) -> str:
     """A hash of everything material's ``add_entry_from_context`` reads: the page's HTML, table of contents,
     URL, title and front matter, the index's settings, and the versions of material and jieba."""
     import hashlib
-    import importlib.metadata
     import json
 
-    from material.plugins.search import plugin as material_search
-
-    versions = [importlib.metadata.version("mkdocs-material")]
-    if material_search.jieba is not None:
-        versions.append(importlib.metadata.version("jieba"))
-    parts = [versions, index.config, page.url, page.title, page.meta, _toc(page.toc), page.content]
+    parts = [list(_versions()), index.config, page.url, page.title, page.meta, _toc(page.toc), page.content]
     text = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
