@@ -12,8 +12,9 @@ every lab, so the print page, which holds every lab, carried them once per lab: 
 
 print-site 2.9 finds those anchors with a regular expression tried at every tag of every page, each try
 reaching the end of its line: about 13 s of a 34 s build of this book. :func:`update_anchor_ids` makes
-the same edits, trying the expression only on the lines that have an ``id``, and :func:`configure`
-puts it in print-site's place (``tests/test_build.py`` compares the two).
+the same edits, trying the expression only on the lines that have an ``id`` and without print-site's bug
+of renaming the tag itself, and :func:`configure` puts it in print-site's place (``tests/test_build.py``
+compares the two).
 """
 
 from __future__ import annotations
@@ -61,11 +62,17 @@ def tags_with_ids(html: str) -> Iterator[re.Match[str]]:
 
 
 def update_anchor_ids(page_html: str, page_key: str) -> str:
-    """print-site 2.9's ``urls.update_anchor_ids``, edit for edit: prefix the id of each h1-h6, sup and li tag
-    that its pattern finds with ``page_key``; the matches come from :func:`tags_with_ids`."""
+    """print-site 2.9's ``urls.update_anchor_ids``: prefix the id of each h1-h6, sup and li tag that its pattern
+    finds with ``page_key``; the matches come from :func:`tags_with_ids`.
+
+    Edit for edit, but for one bug: print-site replaces the id's text wherever it occurs in the tag, so
+    ``<h1 id="1">`` (the slug of "第 1 章 ……", whose Chinese letters the slug drops) became
+    ``<h01-problem-1 id="01-problem-1">``, an element the browser does not know, and the chapter's title was
+    no heading on the print page. Here only the id's value is prefixed."""
     for m in tags_with_ids(page_html):
         if m[1] in ANCHOR_TAGS:
-            page_html = page_html.replace(m.group(), m.group().replace(m[2], f"{page_key}-{m[2]}"))
+            at = m.start(2) - m.start()
+            page_html = page_html.replace(m.group(), f"{m.group()[:at]}{page_key}-{m.group()[at:]}")
     return page_html
 
 
