@@ -3,7 +3,9 @@
 The reader has only the notebooks (chapter 5's and the scaling lab's), in a folder outside the
 repository, and a fresh virtual environment without ``selfattn``. The notebooks' setup cell
 installs the package, here from the wheel the site offers (``$SELFATTN_WHEEL``, as an offline
-reader would; ``PIP_NO_INDEX`` makes sure nothing comes from a registry). The environment sees
+reader would; ``PIP_NO_INDEX`` makes sure nothing comes from a registry). This is also the test of
+installing the wheel: the package imported is the installed one, outside the repository, and it exposes
+its public API (every name of ``__all__``, as written in ``src/``) and ``py.typed``. The environment sees
 torch, Jupyter and matplotlib through a folder of links to this environment's packages, *minus*
 ``selfattn``, so the only ``selfattn`` it can import is the one the setup cell installed.
 """
@@ -20,11 +22,18 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tests.test_install import expected_names
 from tools.build.notebooks import NOTEBOOK_DIR, lab_notebook
 from tools.release import build_wheel, package_version
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [f"{NOTEBOOK_DIR}/05-implementation.ipynb", lab_notebook("labs/scaling.py")]
+# The cell appended to each notebook: where selfattn comes from, and what the installed package exposes.
+INSTALLED = """\
+import json, pathlib, selfattn
+print(json.dumps([selfattn.__file__, selfattn.__all__, selfattn.__version__,
+                  [n for n in selfattn.__all__ if not hasattr(selfattn, n)],
+                  (pathlib.Path(selfattn.__file__).parent / "py.typed").exists()]))"""
 
 
 def _reader_env(tmp: Path) -> Path:
@@ -78,7 +87,7 @@ def test_downloaded_notebooks_set_themselves_up_outside_the_repo(
         path = reader / Path(rel).name
         shutil.copy2(site_dir / rel, path)
         nb = nbformat.read(path, as_version=4)
-        nb.cells.append(nbformat.v4.new_code_cell("import selfattn\nprint(selfattn.__file__, selfattn.__version__)"))
+        nb.cells.append(nbformat.v4.new_code_cell(INSTALLED))
         NotebookClient(nb, kernel_name="reader", timeout=600, resources={"metadata": {"path": str(reader)}}).execute()
         setup = next(c for c in nb.cells if c.cell_type == "code")
         setup_out = "".join(o.get("text", "") for o in setup.outputs if o.output_type == "stream")
@@ -86,9 +95,14 @@ def test_downloaded_notebooks_set_themselves_up_outside_the_repo(
             assert "正在安装本书的配套包" in setup_out, setup_out  # the first notebook installs
         else:
             assert setup_out == "", setup_out  # the package is there now: the cell does nothing
-        last = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream").split()
-        assert last[1] == version, last
-        location = Path(last[0]).resolve()
+        last = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
+        file, names, installed, missing, typed = json.loads(last.splitlines()[-1])
+        assert installed == version, last
+        location = Path(file).resolve()
         assert location.is_relative_to((tmp_path / "venv").resolve()), f"imported from {location}"
+        # The installed package exposes the public API: __all__ as written in src/, every name defined; py.typed.
+        assert names == expected_names(), f"__all__ of the installed package {names} != {expected_names()}"
+        assert missing == [], f"names of __all__ the installed package does not define: {missing}"
+        assert typed, "py.typed is missing from the installed package"
         errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
         assert not errors, errors
