@@ -114,6 +114,35 @@ def test_compiled_templates_are_reused_from_disk_until_the_source_changes(tmp_pa
     assert render("{{ 2 + 2 }}") == "4" and compiled[1:] == ["{{ 2 + 2 }}"], "an edited template is compiled again"
 
 
+def test_every_environment_of_the_theme_and_of_the_api_page_keeps_its_compiled_templates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not only the build's: print-site's and material's search make their own with theme.get_env(), and
+    mkdocstrings its handler's; each compiled its templates again in every build."""
+    import jinja2
+
+    monkeypatch.setattr(templates, "TEMPLATES", templates.CompiledTemplates())  # this process's cache stays as it is
+
+    class Theme:
+        def get_env(self) -> jinja2.Environment:
+            return jinja2.Environment(loader=jinja2.DictLoader({"t": "x"}))
+
+    handler = SimpleNamespace(env=jinja2.Environment())
+    handlers = SimpleNamespace(get_handler=lambda name: handler if name == "python" else None)
+    cfg = SimpleNamespace(theme=Theme(), plugins={"mkdocstrings": SimpleNamespace(handlers=handlers)})
+    assert cfg.theme.get_env().bytecode_cache is None
+    templates.keep_compiled_everywhere(cfg, tmp_path)
+    templates.keep_compiled_everywhere(cfg, tmp_path)  # each language's build calls it: wrapped once
+    first, second = cfg.theme.get_env(), cfg.theme.get_env()
+    assert first is not second and first.bytecode_cache is templates.TEMPLATES is second.bytecode_cache
+    assert cfg.theme.get_env.__closure__ is not None and not hasattr(cfg.theme.get_env.__closure__[0].cell_contents, "keeps_compiled")
+    assert handler.env.bytecode_cache is None
+    templates.keep_compiled_api(cfg)
+    assert handler.env.bytecode_cache is templates.TEMPLATES
+    templates.keep_compiled_api(SimpleNamespace(plugins={}))  # no mkdocstrings: nothing to do
+    assert (tmp_path / ".cache" / "templates").is_dir()
+
+
 def test_templates_are_compiled_once_and_each_language_keeps_its_404_and_sitemap(tmp_path: Path) -> None:
     import jinja2
 

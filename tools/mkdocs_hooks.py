@@ -57,6 +57,7 @@ def on_config(config: Any) -> Any:
     search.keep_entries(root_of(config))  # a page that did not change: its search entries from the last build
     wheel.set_version(config)  # the package's version, for {{ selfattn_version }} and the footer
     printpage.configure(config, lang, mode.dirty())  # the print page's titles; off under serve --dirty
+    templates.keep_compiled_everywhere(config, root_of(config))  # the theme's templates compiled by earlier builds
     return config
 
 
@@ -69,6 +70,7 @@ def on_pre_build(config: Any) -> None:
     lang = languages.begin(config)  # this language's build starts (i18n nests the English one)
     search.remember(config, lang)  # keep its search settings, for its own index
     wheel.footer(config)  # the version in the footer
+    templates.keep_compiled_api(config)  # mkdocstrings' templates (the API page) compiled by earlier builds
     labs.use_cache(config, root, lang)  # the labs' cache, keyed by src/, the data and the tools
     labs.execute_each_lab_once()  # an English lab reuses the Chinese lab's outputs
     labs.execute_ahead(config, root)  # the labs this build will execute, both editions, two kernels at a time
@@ -85,10 +87,6 @@ def on_files(files: Any, config: Any) -> Any:
         labs.rebuild_pages_showing_src(files, root)  # src/ changed: rebuild the labs and the API page
         labs.keep_cache_when_dirty(config)  # a rebuild of one page does not empty the labs' cache
     return files
-
-
-def on_env(env: Any, config: Any, files: Any) -> Any:
-    return templates.keep_compiled(env, root_of(config))  # the templates compiled by earlier builds
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, **kwargs: Any) -> str:

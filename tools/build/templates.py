@@ -1,8 +1,9 @@
-"""The theme's templates: compiled once, kept in ``.cache/templates/``; ``404.html`` and ``sitemap.xml`` per language.
+"""The templates: compiled once, kept in ``.cache/templates/``; ``404.html`` and ``sitemap.xml`` per language.
 
 Each build of a language, and every rebuild of ``mkdocs serve``, makes a new Jinja environment,
-which would parse and compile material's templates again (about 1 s on 2 cores, each time):
-:data:`TEMPLATES` keeps the compiled ones in memory, and on disk for the next build.
+which would parse and compile material's templates again (about 1 s on 2 cores, each time), and so
+does mkdocstrings for the API page: :data:`TEMPLATES` keeps the compiled ones in memory, and on disk
+for the next build.
 Each language renders ``404.html`` and ``sitemap.xml`` into the root of ``site/``, the later
 language over the earlier: :func:`keep_rendering` keeps each rendering and
 :func:`write_static_pages` writes it under its own language's root at the end.
@@ -55,12 +56,36 @@ _STATIC: dict[tuple[str, str], str] = {}  # (language, template) -> 404.html and
 
 
 def keep_compiled(env: Any, root: Path | None = None) -> Any:
-    """Give a Jinja environment the compiled templates of the earlier builds (``on_env``); with ``root``,
-    they are also kept in ``root/.cache/templates/``."""
+    """Give a Jinja environment the compiled templates of the earlier builds; with ``root``, they are also
+    kept in ``root/.cache/templates/``."""
     if root is not None:
         TEMPLATES.use_directory(root / ".cache" / "templates")
     env.bytecode_cache = TEMPLATES
     return env
+
+
+def keep_compiled_everywhere(config: Any, root: Path) -> None:
+    """Every environment the theme makes keeps its compiled templates (``on_config``): the build's, and the
+    ones print-site makes for the print page and material's search for its words (each compiled about 40 of
+    material's templates again in each language's build)."""
+    TEMPLATES.use_directory(root / ".cache" / "templates")
+    theme = config.theme
+    if not getattr(theme.get_env, "keeps_compiled", False):
+        make = theme.get_env
+
+        def get_env() -> Any:
+            return keep_compiled(make())
+
+        get_env.keeps_compiled = True  # type: ignore[attr-defined]
+        theme.get_env = get_env
+
+
+def keep_compiled_api(config: Any) -> None:
+    """The same for mkdocstrings' templates, which render the API page (``on_pre_build``, before the pages
+    are rendered): its handler's own environment compiled about 33 of them again in each language's build."""
+    plugin = config.plugins.get("mkdocstrings") if hasattr(config, "plugins") else None
+    if plugin is not None:
+        keep_compiled(plugin.handlers.get_handler("python").env)
 
 
 def keep_rendering(output: str, template_name: str, lang: str) -> str:
