@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tools import atomic
+
 ROOT = Path(__file__).resolve().parents[1]
 MKDOCS_BUILD = [sys.executable, "-m", "mkdocs", "build", "--strict"]
 
@@ -44,9 +46,7 @@ class BackgroundBuild:
             rc = process.wait()
             out.close()
             self.seconds = time.monotonic() - started
-            partial = self.status.with_suffix(".partial")
-            partial.write_text(f"{rc}\n", encoding="utf-8")
-            os.replace(partial, self.status)  # a waiting process reads the whole file or finds none
+            atomic.write_text(self.status, f"{rc}\n")  # a waiting process reads the whole file or finds none
 
         self.thread = threading.Thread(target=wait, daemon=True)
         self.thread.start()

@@ -8,6 +8,8 @@ instead of running it again (conftest.py): only comments and assertion messages 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import subprocess
 import sys
@@ -71,6 +73,27 @@ def test_expected_output_and_marks_count() -> None:
     assert not same_run(_chain(ZH, "x = 1\n"), _chain(ZH, "x = 2\n"))  # type: ignore[arg-type]
     assert same_run(_chain(ZH, "x = 1\n"), _chain(ZH, "x = 1\n"))  # type: ignore[arg-type]
     assert not same_run(_chain(ZH), _chain(ZH, marks=("pytest.mark.cuda",)))  # type: ignore[arg-type]
+
+
+def test_code_keys_are_kept_on_disk_and_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The digests of the syntax trees (code_key) survive the process in .cache/codeblocks/, keyed by the code."""
+    import ast
+
+    from tools import codeblocks
+
+    monkeypatch.setattr(codeblocks, "KEYS_FILE", tmp_path / "keys.json")
+    monkeypatch.setattr(codeblocks, "_KEYS", {})
+    a, b = "x = 1  # a\nassert x, 'm'\n", "x = 2\n"
+    keys = [codeblocks.code_key(a), codeblocks.code_key("x = 1  # b\nassert x, 'n'\n"), codeblocks.code_key(b)]
+    assert keys[0] == keys[1] != keys[2]
+    used = {hashlib.sha256(code.encode()).hexdigest() for code in (a, b)}
+    codeblocks.save_code_keys(used)
+    assert set(json.loads((tmp_path / "keys.json").read_text(encoding="utf-8"))) == used, "only the codes in use"
+    monkeypatch.setattr(codeblocks, "_KEYS", {})  # a new process
+    monkeypatch.setattr(ast, "parse", lambda *args, **kwargs: pytest.fail("parsed again"))
+    assert [codeblocks.code_key(a), codeblocks.code_key(b)] == [keys[0], keys[2]]
+    with pytest.raises(pytest.fail.Exception, match="parsed again"):  # a code not kept is parsed
+        codeblocks.code_key("x = 3\n")
 
 
 def _pages(folder: Path, log: Path) -> tuple[Path, Path]:

@@ -13,11 +13,17 @@ collects; the notebook proof there and ``tests/test_no_timing_asserts.py`` read 
 from __future__ import annotations
 
 import ast
+import contextlib
+import hashlib
+import json
 import re
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tools import atomic
 
 DIRECTIVE = re.compile(r"<!--[-\s]*pytest-codeblocks:(.*)-->")
 MARK = re.compile(r"<!--[-\s]*(pytest\.mark\..*)-->")
@@ -122,9 +128,41 @@ class _NoAssertMessages(ast.NodeTransformer):
 
 
 def program_key(chain: Chain) -> tuple[str, str | None, tuple[str, ...]]:
-    """What decides a chain's run: its code without comments and assertion messages, its expected output, its marks."""
-    tree = _NoAssertMessages().visit(ast.parse(chain.code))
-    return ast.dump(tree, include_attributes=False), chain.expected, tuple(chain.marks)
+    """What decides a chain's run: its code without comments and assertion messages, its expected output, its marks.
+
+    The code counts by :func:`code_key`. Raises ``SyntaxError`` for code that does not parse."""
+    return code_key(chain.code), chain.expected, tuple(chain.marks)
+
+
+# code -> code_key(code), for this Python (whose ast reads it); .cache/codeblocks/ keeps them between sessions.
+_KEYS: dict[str, str] = {}
+KEYS_FILE = Path(__file__).resolve().parents[1] / ".cache" / "codeblocks" / f"keys-{sys.version_info[0]}.{sys.version_info[1]}.json"
+
+
+def code_key(code: str) -> str:
+    """The digest of ``code``'s syntax tree without assertion messages (comments are not in the tree).
+
+    Each xdist worker compares the 182 pairs of chains when it collects the tests, and again when it runs
+    them: 1.7 s each time on 2 cores, parsing and dumping trees. The digest of each code is kept in memory,
+    and on disk by :func:`save_code_keys` (keyed by the code's own digest: an edited block is parsed again)."""
+    digest = hashlib.sha256(code.encode("utf-8")).hexdigest()
+    if not _KEYS:
+        with contextlib.suppress(OSError, ValueError):
+            _KEYS.update(json.loads(KEYS_FILE.read_text(encoding="utf-8")))
+    if digest not in _KEYS:
+        tree = _NoAssertMessages().visit(ast.parse(code))
+        _KEYS[digest] = hashlib.sha256(ast.dump(tree, include_attributes=False).encode("utf-8")).hexdigest()
+    return _KEYS[digest]
+
+
+def save_code_keys(used: set[str]) -> None:
+    """Keep the digests of the codes in ``used`` (those of the pages as they are) in ``.cache/codeblocks/``."""
+    keys = {d: _KEYS[d] for d in sorted(used) if d in _KEYS}
+    text = json.dumps(keys, indent=0)
+    with contextlib.suppress(OSError):
+        if KEYS_FILE.exists() and KEYS_FILE.read_text(encoding="utf-8") == text:
+            return
+        atomic.write_text(KEYS_FILE, text)
 
 
 def same_run(zh: Chain, en: Chain) -> bool:
@@ -149,6 +187,7 @@ def share_english_runs(items: list[Any]) -> int:
     """Let each English block that makes the same run as its Chinese block (run in this session) check that
     instead of running again. Returns how many were shared."""
     pages: dict[Path, dict[int, Any]] = defaultdict(dict)
+    used: set[str] = set()
     for item in items:
         obj = getattr(item, "obj", None)
         if type(item).__name__ == "TestBlock" and getattr(obj, "syntax", "") == "python":
@@ -163,10 +202,12 @@ def share_english_runs(items: list[Any]) -> int:
         en = chains(en_path.read_text(encoding="utf-8"), en_path.name)
         if len(zh) != len(en):  # tests/test_parity.py reports the difference
             continue
+        used |= {hashlib.sha256(c.code.encode("utf-8")).hexdigest() for c in zh + en}
         for a, b in zip(zh, en, strict=True):
             if b.line in en_items and a.line in zh_items and same_run(a, b):
                 item = en_items[b.line]
                 item.runtest = lambda z=zh_path, zl=a.line, e=en_path, el=b.line: _check_same_run(z, zl, e, el)
                 item.user_properties.append(("same run as", zh_items[a.line].nodeid))
                 shared += 1
+    save_code_keys(used)
     return shared

@@ -30,6 +30,8 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+from tools import atomic
+
 ROOT = Path(__file__).resolve().parents[1]
 WHEEL_INPUTS = ("pyproject.toml", "README.md", "LICENSE")
 
@@ -85,10 +87,7 @@ def build_wheel(root: Path = ROOT, cache: Path | None = None, *, stale_ok: bool 
         built = out / target.name
         if not built.exists():
             raise FileNotFoundError(f"pip wheel did not produce {target.name}: {sorted(out.iterdir())}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-        shutil.copy2(built, partial)
-        os.replace(partial, target)  # whole or absent: the site build and a test may build it at the same time
+        atomic.write_bytes(target, built.read_bytes())  # whole or absent: the site build and a test may build it at once
     return target
 
 

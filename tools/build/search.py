@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tools import atomic
 from tools.build.hashing import prune_unused
 from tools.build.languages import LANGUAGES, root_prefix
 
@@ -140,7 +141,6 @@ def keep_entries(root: Path) -> None:
 
     def add_entry_from_context(self: Any, page: Any) -> None:
         import json
-        import os
 
         path = _CACHE[0] / f"{entries_key(self, page)}.json"
         _USED.add(path.name)
@@ -149,10 +149,7 @@ def keep_entries(root: Path) -> None:
             return
         start = len(self.entries)
         original(self, page)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-        partial.write_text(json.dumps(self.entries[start:], ensure_ascii=False), encoding="utf-8")
-        os.replace(partial, path)  # whole or absent
+        atomic.write_text(path, json.dumps(self.entries[start:], ensure_ascii=False))  # whole or absent
 
     add_entry_from_context.keeps_entries = True  # type: ignore[attr-defined]
     add_entry_from_context.original = original  # type: ignore[attr-defined]
