@@ -30,3 +30,4 @@ def test_a_failed_write_leaves_the_old_file(tmp_path: Path, monkeypatch: pytest.
     with pytest.raises(OSError, match="disk full"):
         atomic.write_text(target, "new")
     assert target.read_text(encoding="utf-8") == "old", "readers never see a part of the new file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["status"], "the partial file is removed"

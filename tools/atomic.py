@@ -15,8 +15,12 @@ def write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` (its folder is made if missing), whole or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    partial.write_bytes(data)
-    os.replace(partial, path)
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def write_text(path: Path, text: str) -> None:
