@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tools.build import languages, mode, printpage, search, switcher, templates, wheel
+from tools.build import highlight, languages, mode, printpage, search, switcher, templates, wheel
 
 # print-site's own function, before any test here calls printpage.configure (which replaces it in this process).
 PRINT_SITE_ANCHOR_IDS = __import__("mkdocs_print_site_plugin.urls").urls.update_anchor_ids
@@ -218,6 +218,48 @@ def test_search_entries_are_kept_and_read_back(tmp_path: Path, monkeypatch: pyte
     index_class(lang=["zh"]).add_entry_from_context(SimpleNamespace(**{**vars(page), "url": "04/"}))
     search.prune(tmp_path, dirty=False)  # a full build that did not use it: dropped
     assert not kept.exists() and len(list((tmp_path / search.SEARCH_CACHE).glob("*.json"))) == 1
+
+
+def test_highlighted_blocks_are_kept_and_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A code block's HTML comes from Pygments the first time, from .cache/highlight/ the next (without
+    highlighting again), byte for byte; other code or other settings highlight anew; inline code is not kept."""
+    import markdown
+    import pymdownx.highlight
+    from pymdownx.highlight import Highlight
+
+    monkeypatch.setattr(Highlight, "highlight", Highlight.highlight)  # put back after the test
+    monkeypatch.setattr(highlight, "_CACHE", [])
+    monkeypatch.setattr(highlight, "_USED", set())
+    extensions = ["pymdownx.highlight", "pymdownx.superfences", "pymdownx.inlinehilite"]
+    text = '```python title="a.py" hl_lines="2"\nx = 1\ny = 2  # 注释\n```\n\nInline `#!python x = 1`.\n'
+
+    def render(source: str = text, **settings: Any) -> str:
+        return markdown.markdown(source, extensions=extensions, extension_configs={"pymdownx.highlight": settings})
+
+    expected = render()
+    assert 'class="hll"' in expected and "a.py" in expected
+    highlight.keep_highlighting(tmp_path)
+    highlight.keep_highlighting(tmp_path)  # each language's build calls it: wrapped once
+    assert Highlight.highlight.original is not Highlight.highlight and not hasattr(Highlight.highlight.original, "original")
+    assert render() == expected
+    [kept] = (tmp_path / highlight.HIGHLIGHT_CACHE).glob("*.html")  # the block; not the inline code
+
+    calls: list[str] = []
+    real = pymdownx.highlight.highlight
+    with monkeypatch.context() as m:  # (superfences would catch an exception raised here)
+        m.setattr(pymdownx.highlight, "highlight", lambda src, *args: calls.append(src) or real(src, *args))
+        assert render("```python title=\"a.py\" hl_lines=\"2\"\nx = 1\ny = 2  # 注释\n```\n") in expected
+        assert calls == [], "read back, not highlighted again"
+        render("```python\nx = 3\n```\n")  # other code
+        render(linenums=True)  # other settings
+        assert calls == ["x = 3", "x = 1\ny = 2  # 注释", "x = 1"], calls  # the last: the inline code, never kept
+    assert render(linenums=True) != expected and len(list(kept.parent.glob("*.html"))) == 3
+
+    highlight.prune(tmp_path, dirty=True)  # serve --dirty rebuilt some pages: nothing dropped
+    assert len(list(kept.parent.glob("*.html"))) == 3
+    render()
+    highlight.prune(tmp_path, dirty=False)  # a full build that used only the first: the others are dropped
+    assert [p.name for p in kept.parent.glob("*.html")] == [kept.name]
 
 
 A, B = "<style>.a { color: red }</style>", '<style type="text/css">.a { color: blue }</style>'

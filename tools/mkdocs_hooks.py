@@ -18,6 +18,7 @@ from mkdocs.plugins import event_priority
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so that `tools` imports under `mkdocs`
 from tools.build import (
     figures,
+    highlight,
     labs,
     languages,
     mode,
@@ -55,6 +56,7 @@ def on_config(config: Any) -> Any:
     lang = languages.configure(config)  # the theme speaks the language being built
     search.configure(config, lang)  # its search settings: jieba for Chinese, stop words for English
     search.keep_entries(root_of(config))  # a page that did not change: its search entries from the last build
+    highlight.keep_highlighting(root_of(config))  # a code block that did not change: its HTML from the last build
     wheel.set_version(config)  # the package's version, for {{ selfattn_version }} and the footer
     printpage.configure(config, lang, mode.dirty())  # the print page's titles; off under serve --dirty
     templates.keep_compiled_everywhere(config, root_of(config))  # the theme's templates compiled by earlier builds
@@ -126,6 +128,7 @@ def on_post_build(config: Any) -> None:
     notebooks.prune(root, mode.dirty())  # drop the cached notebooks no page used
     figures.prune(root, mode.dirty())  # drop the cached figures no page used
     search.prune(root, mode.dirty())  # and the search entries
+    highlight.prune(root, mode.dirty())  # and the highlighted code blocks
 
 
 def on_build_error(error: Exception) -> None:
