@@ -332,6 +332,23 @@ def test_the_print_pages_anchor_ids_are_print_sites(site_dir: Path) -> None:
         assert not (bad := re.findall(r"<h\d[^\s>]+", html)), f"{edition}print_page: {bad}"
 
 
+AUTOREF = re.compile(r'<a class="autorefs autorefs-internal"[^>]*href="#([^"]+)"[^>]*>')
+
+
+def test_the_print_pages_cross_references_are_the_api_pages(site_dir: Path) -> None:
+    """print-site resolves the print page's cross-references itself: each must go where the API page's goes (print-site
+    prefixes the anchor with the page), to an anchor of the print page; what the API page leaves as text (a type
+    from outside the book: int, torch.Tensor) stays text. print-site guessed a target by a part of its name."""
+    for edition in ("", "en/"):
+        api = (site_dir / edition / "reference" / "api" / "index.html").read_text(encoding="utf-8")
+        html = (site_dir / edition / "print_page" / "index.html").read_text(encoding="utf-8")
+        prefix = ("en-" if edition else "") + "reference-api-"
+        assert AUTOREF.findall(api), f"{edition}reference/api: no cross-reference left to compare"
+        assert sorted(AUTOREF.findall(html)) == sorted(prefix + a for a in AUTOREF.findall(api)), edition
+        ids = set(re.findall(r'\bid="([^"]+)"', html))
+        assert not [a for a in AUTOREF.findall(html) if a not in ids], f"{edition}print_page: links to no anchor"
+
+
 def test_wheel_version_in_the_pages_and_the_footer() -> None:
     cfg = SimpleNamespace(extra={}, config_file_path=str(ROOT / "mkdocs.yml"), copyright="MIT")
     wheel.set_version(cfg)

@@ -77,15 +77,42 @@ def update_anchor_ids(page_html: str, page_key: str) -> str:
 
 
 def configure(config: Any, lang: str, dirty: bool) -> None:
-    """The print page's titles in the language being built; off under ``serve --dirty``; our update_anchor_ids."""
+    """The print page's titles in the language being built; off under ``serve --dirty``; our update_anchor_ids;
+    its cross-references resolved as on the pages (:func:`resolve_as_the_pages`)."""
     printer = config.plugins.get("print-site")
     if printer is not None:
         from mkdocs_print_site_plugin import urls
 
         urls.update_anchor_ids = update_anchor_ids
+        resolve_as_the_pages(config.plugins.get("autorefs"))
         printer.config.update(PRINT_PAGE.get(lang, PRINT_PAGE["en"]))
         if dirty:
             printer.config["enabled"] = False
+
+
+def resolve_as_the_pages(autorefs: Any) -> None:
+    """print-site resolves the print page's cross-references itself (``fix_refs`` with its own URL mapper), and
+    where autorefs finds no target it guesses one: any anchor whose name contains the identifier, or the other
+    way round. So ``int`` in the API's tables linked to ``#print-site-page``, ``#print-page-toc`` or
+    ``#07-pitfalls-repeat-repeat_interleave``, whichever came first in a set, and ``torch.Tensor`` to an anchor
+    that does not exist. Here a reference autorefs cannot resolve stays unresolved, as on the API page: an
+    optional one (a type from outside the book) is plain text, and any other fails the strict build."""
+    from mkdocs_autorefs._internal import references
+
+    fix_refs = getattr(references.fix_refs, "original", references.fix_refs)
+    if autorefs is None:
+        references.fix_refs = fix_refs
+        return
+
+    def fix_refs_as_the_pages(html: str, url_mapper: Any, **kwargs: Any) -> Any:
+        def mapper(identifier: str, from_url: str | None = None) -> Any:
+            autorefs.get_item_url(identifier, from_url)  # KeyError: autorefs has no target for it
+            return url_mapper(identifier, from_url)
+
+        return fix_refs(html, mapper, **kwargs)
+
+    fix_refs_as_the_pages.original = fix_refs  # type: ignore[attr-defined]
+    references.fix_refs = fix_refs_as_the_pages  # print-site imports it when it builds the page; autorefs has its own
 
 
 def drop_repeated_styles(html: str) -> str:
