@@ -428,10 +428,11 @@ FIGURE_CAPTION = re.compile(r"^(图 |Figure )(?P<n>\d+\.\d+)")
 # The chapters whose first figure is shot in both palettes (issue: chapters 3, 4, 5 and 8.3).
 FIGURE_SHOTS = {"03-qkv-formula.md", "04-why-sqrt-dk.md", "05-implementation.md", "08-long-sequences.md"}
 # The pages whose palette toggle is clicked (light -> dark -> light), with a screenshot of each palette: one page of
-# each template (a Markdown page, a lab notebook, each edition's preface) and the chapters of FIGURE_SHOTS, whose
-# figures' ink must change with it. A toggle costs more than a second on a long page; on every other page the
-# template is one of these, and the figures' ink is currentColor (tests/test_figures.py checks every built figure).
-TOGGLED = {"index.md", "labs/scaling.py", *FIGURE_SHOTS} | EN_SCREENSHOTS
+# each template (a Markdown page, a lab notebook, each edition's preface) and a chapter of each edition with figures,
+# whose ink must change with it; with the screenshots (SHOTS), every chapter of FIGURE_SHOTS, to shoot its figure.
+# A toggle costs about a second on a long page; on every other page the template is one of these, and the
+# figures' ink is currentColor (tests/test_figures.py checks every built figure).
+TOGGLED = {"index.md", "labs/scaling.py", *(FIGURE_SHOTS if SHOTS else {"03-qkv-formula.md"})} | EN_SCREENSHOTS
 # The pages whose language switcher is used, after their checks (page -> the switcher's target language): one of each
 # template (a chapter, a lab, a preface), each way. Each lands on the same page in the other language.
 SWITCHES = {"05-implementation.md": "en", EN + "labs/scaling.py": "zh", EN + "index.md": "zh"}

@@ -358,7 +358,7 @@ def test_every_figure_block_of_the_book_is_in_its_built_page_and_on_the_print_pa
             assert element, f"{page.name}: figure {figure.number} is not in the built page / print page"
             assert f'aria-label="{escape(figure.alt, quote=True)}"' in element[0], f"{page.name}: {figure.id}'s alt text"
             assert "#|" not in built
-            # The ink follows the palette (tests/test_browser.py toggles it on the pages of FIGURE_SHOTS): the
+            # The ink follows the palette (tests/test_browser.py toggles it on a chapter of each edition): the
             # colour selfattn.plot.INK became currentColor (tests/test_plot.py: text, axes and lines are drawn in INK).
             svg = element[0].lower()
             assert "currentcolor" in svg and "#202124" not in svg, f"{page.name}: {figure.id}'s ink is fixed"
