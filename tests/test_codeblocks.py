@@ -88,12 +88,23 @@ def test_code_keys_are_kept_on_disk_and_read_back(tmp_path: Path, monkeypatch: p
     assert keys[0] == keys[1] != keys[2]
     used = {hashlib.sha256(code.encode()).hexdigest() for code in (a, b)}
     codeblocks.save_code_keys(used)
-    assert set(json.loads((tmp_path / "keys.json").read_text(encoding="utf-8"))) == used, "only the codes in use"
+    assert set(json.loads((tmp_path / "keys.json").read_text(encoding="utf-8"))) == used, "the codes in use"
     monkeypatch.setattr(codeblocks, "_KEYS", {})  # a new process
     monkeypatch.setattr(ast, "parse", lambda *args, **kwargs: pytest.fail("parsed again"))
     assert [codeblocks.code_key(a), codeblocks.code_key(b)] == [keys[0], keys[2]]
     with pytest.raises(pytest.fail.Exception, match="parsed again"):  # a code not kept is parsed
         codeblocks.code_key("x = 3\n")
+    monkeypatch.undo()  # ast.parse back; a session of one page keeps the others' codes, up to MAX_KEYS
+    monkeypatch.setattr(codeblocks, "KEYS_FILE", tmp_path / "keys.json")
+    monkeypatch.setattr(codeblocks, "MAX_KEYS", 3)
+    c = "x = 4\n"
+    codeblocks.code_key(c)
+    codeblocks.save_code_keys({hashlib.sha256(c.encode()).hexdigest()})
+    assert len(json.loads((tmp_path / "keys.json").read_text(encoding="utf-8"))) == 3, "added to the two kept"
+    d = "x = 5\n"
+    codeblocks.code_key(d)
+    codeblocks.save_code_keys({hashlib.sha256(d.encode()).hexdigest()})
+    assert list(json.loads((tmp_path / "keys.json").read_text(encoding="utf-8"))) == [hashlib.sha256(d.encode()).hexdigest()]
 
 
 def _pages(folder: Path, log: Path) -> tuple[Path, Path]:

@@ -137,6 +137,7 @@ def program_key(chain: Chain) -> tuple[str, str | None, tuple[str, ...]]:
 # code -> code_key(code), for this Python (whose ast reads it); .cache/codeblocks/ keeps them between sessions.
 _KEYS: dict[str, str] = {}
 KEYS_FILE = Path(__file__).resolve().parents[1] / ".cache" / "codeblocks" / f"keys-{sys.version_info[0]}.{sys.version_info[1]}.json"
+MAX_KEYS = 4000  # about ten times the book's chains: 0.5 MB
 
 
 def code_key(code: str) -> str:
@@ -156,13 +157,19 @@ def code_key(code: str) -> str:
 
 
 def save_code_keys(used: set[str]) -> None:
-    """Keep the digests of the codes in ``used`` (those of the pages as they are) in ``.cache/codeblocks/``."""
-    keys = {d: _KEYS[d] for d in sorted(used) if d in _KEYS}
-    text = json.dumps(keys, indent=0)
-    with contextlib.suppress(OSError):
-        if KEYS_FILE.exists() and KEYS_FILE.read_text(encoding="utf-8") == text:
-            return
-        atomic.write_text(KEYS_FILE, text)
+    """Add the digests of the codes in ``used`` to those kept in ``.cache/codeblocks/``.
+
+    A session that collects part of the book (``-k``, one page, a test's own pages) adds its codes and leaves
+    the others; when more than MAX_KEYS are kept (blocks edited many times), only this session's stay."""
+    stored: dict[str, str] = {}
+    with contextlib.suppress(OSError, ValueError):
+        stored = json.loads(KEYS_FILE.read_text(encoding="utf-8"))
+    keys = {**stored, **{d: _KEYS[d] for d in sorted(used) if d in _KEYS}}
+    if len(keys) > MAX_KEYS:
+        keys = {d: keys[d] for d in sorted(used) if d in keys}
+    if keys != stored:
+        with contextlib.suppress(OSError):
+            atomic.write_text(KEYS_FILE, json.dumps(keys, indent=0))
 
 
 def same_run(zh: Chain, en: Chain) -> bool:
