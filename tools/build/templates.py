@@ -55,11 +55,9 @@ TEMPLATES = CompiledTemplates()
 _STATIC: dict[tuple[str, str], str] = {}  # (language, template) -> 404.html and sitemap.xml as rendered
 
 
-def keep_compiled(env: Any, root: Path | None = None) -> Any:
-    """Give a Jinja environment the compiled templates of the earlier builds; with ``root``, they are also
-    kept in ``root/.cache/templates/``."""
-    if root is not None:
-        TEMPLATES.use_directory(root / ".cache" / "templates")
+def keep_compiled(env: Any) -> Any:
+    """Give a Jinja environment the compiled templates of the earlier builds (on disk once
+    :func:`keep_compiled_everywhere` has named the folder)."""
     env.bytecode_cache = TEMPLATES
     return env
 
