@@ -140,13 +140,18 @@ KEYS_FILE = Path(__file__).resolve().parents[1] / ".cache" / "codeblocks" / f"ke
 MAX_KEYS = 4000  # about ten times the book's chains: 0.5 MB
 
 
+def code_digest(code: str) -> str:
+    """The digest of a program's text: what :func:`code_key` and :func:`save_code_keys` key by."""
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
 def code_key(code: str) -> str:
     """The digest of ``code``'s syntax tree without assertion messages (comments are not in the tree).
 
     Each xdist worker compares the 182 pairs of chains when it collects the tests, and again when it runs
     them: 1.7 s each time on 2 cores, parsing and dumping trees. The digest of each code is kept in memory,
     and on disk by :func:`save_code_keys` (keyed by the code's own digest: an edited block is parsed again)."""
-    digest = hashlib.sha256(code.encode("utf-8")).hexdigest()
+    digest = code_digest(code)
     if not _KEYS:
         with contextlib.suppress(OSError, ValueError):
             _KEYS.update(json.loads(KEYS_FILE.read_text(encoding="utf-8")))
@@ -209,7 +214,7 @@ def share_english_runs(items: list[Any]) -> int:
         en = chains(en_path.read_text(encoding="utf-8"), en_path.name)
         if len(zh) != len(en):  # tests/test_parity.py reports the difference
             continue
-        used |= {hashlib.sha256(c.code.encode("utf-8")).hexdigest() for c in zh + en}
+        used |= {code_digest(c.code) for c in zh + en}
         for a, b in zip(zh, en, strict=True):
             if b.line in en_items and a.line in zh_items and same_run(a, b):
                 item = en_items[b.line]
