@@ -59,3 +59,54 @@ def test_the_chapters_are_measured(capsys) -> None:
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:4] == ["page", "words", "colons", "semis"] and out[-1].startswith("total")
     assert int(out[-1].split()[1]) > 100  # a chapter has prose
+
+
+def test_help_prints_usage_and_is_not_read_as_a_path(capsys) -> None:
+    import pytest
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    assert "usage:" in capsys.readouterr().out
+
+
+LAB = '''\
+# %% [markdown]
+# # Lab title: not prose
+#
+# A cell: one colon; one semicolon (and a parenthesis) with **bold**.
+
+# %%
+x = {"a": 1}; print("code: not prose")
+
+# %% [markdown]
+# Second cell.
+'''
+
+
+def test_a_labs_markdown_cells_are_its_prose() -> None:
+    from tools.prose_stats import lab_markdown
+
+    text = lab_markdown(LAB)
+    assert "A cell: one colon" in text and "Second cell." in text and "code: not" not in text
+    s = stats(text)
+    assert (s.colons, s.semicolons, s.parens, s.bold) == (1, 1, 1, 1), s
+
+
+def test_captions_and_alt_texts_are_measured_apart() -> None:
+    from tools.prose_stats import captions
+
+    page = '```python\n#| figure: 1.1\n#| caption: One; two.\n#| alt: Three: four.\nx = 1\n```\n'
+    assert captions(page) == "One; two.\n\nThree: four."
+    assert stats(page).words == 0  # a figure block is code on the page
+
+
+def test_every_part_of_the_edition_is_measured(capsys) -> None:
+    from tools.prose_stats import PARTS, measure_parts
+
+    rows = measure_parts()
+    assert list(rows) == list(PARTS) == ["chapters", "labs", "pages", "captions"]
+    assert all(s.words > 500 for s in rows.values()), rows
+    assert main([]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out[1:]] == [*PARTS, "total"]

@@ -1,12 +1,19 @@
-"""Sentence shape of the English edition: colons and semicolons per 1,000 words of prose.
+"""Sentence shape of the English edition: colons, semicolons, parentheses and bold per 1,000 words.
 
 Chinese prose joins clauses with "：" and "；"; carried into English, they make long sentences
-that English readers stop at. This script measures how many remain in the chapters' English prose,
-so that the edit that splits them has a number to aim at (issue 21: fewer than 12 colons and 5
-semicolons per 1,000 words).
+that English readers stop at. This script measures how many remain in the English edition's
+prose, so that the edit that splits them has a number to aim at (fewer than 12 colons and 5
+semicolons per 1,000 words), and how many parentheses and bold spans interrupt it.
 
-What counts as prose: the Markdown text of each English chapter page (``docs/NN-*.en.md``), with
-these taken out first:
+The edition is measured in parts (``PARTS``):
+
+* ``chapters``: the chapter pages, ``docs/NN-*.en.md``;
+* ``labs``: the Markdown cells of the English labs, ``docs/labs/*.en.py`` (jupytext percent format);
+* ``pages``: the other English pages (preface, glossary, explorer, ``docs/reference/*.en.md``), the
+  README and CONTRIBUTING;
+* ``captions``: the captions and alt texts of the figures (``#| caption:``, ``#| alt:`` lines).
+
+What counts as prose: the Markdown text, with these taken out first:
 
 * fenced blocks of any kind (code, expected output, consoles), also those indented in admonitions;
 * inline code (```` `...` ````), display math (``$$ ... $$``) and inline math (``$ ... $``);
@@ -18,14 +25,14 @@ Words are runs of letters and digits (``don't``, ``float16`` and ``top-left`` ar
 
 Usage::
 
-    python -m tools.prose_stats                 # every English chapter, then the total
-    python -m tools.prose_stats docs/07-pitfalls.en.md ...
-
-Prints one row per page (words, colons, semicolons, and both per 1,000 words) and a total row.
+    python -m tools.prose_stats                 # one row per part, then the total
+    python -m tools.prose_stats --pages         # one row per file of every part
+    python -m tools.prose_stats docs/07-pitfalls.en.md ...   # these files (labs: .en.py)
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from dataclasses import dataclass
@@ -50,6 +57,11 @@ SKIP_LINE = re.compile(
     r"^\s*(?:#{1,6}\s|\||(?:\?\?\?\+?|!!!|===)\s|\*\[[^\]]*\]:)"  # heading, table, admonition/tab title, abbr
 )
 WORD = re.compile(r"[A-Za-z0-9]+(?:['’\-][A-Za-z0-9]+)*")
+BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", re.DOTALL)
+# A figure's caption and alt text, in a figure block of a page (``#| caption: ...``).
+CAPTION = re.compile(r"^\s*#\|\s*(?:caption|alt):\s*(.*)$", re.MULTILINE)
+# The start of a cell in a jupytext percent file; Markdown cells are ``# %% [markdown]``.
+CELL = re.compile(r"^# %%(.*)$")
 
 
 @dataclass
@@ -57,15 +69,21 @@ class Stats:
     words: int = 0
     colons: int = 0
     semicolons: int = 0
+    parens: int = 0
+    bold: int = 0
 
     def __add__(self, other: Stats) -> Stats:
-        return Stats(self.words + other.words, self.colons + other.colons, self.semicolons + other.semicolons)
+        return Stats(self.words + other.words, self.colons + other.colons,
+                     self.semicolons + other.semicolons, self.parens + other.parens,
+                     self.bold + other.bold)
 
     def per_1000(self) -> tuple[float, float]:
         """(colons, semicolons) per 1,000 words."""
-        if not self.words:
-            return 0.0, 0.0
-        return 1000 * self.colons / self.words, 1000 * self.semicolons / self.words
+        return self.rate(self.colons), self.rate(self.semicolons)
+
+    def rate(self, count: int) -> float:
+        """``count`` per 1,000 words (0 for no words)."""
+        return 1000 * count / self.words if self.words else 0.0
 
 
 def prose(text: str) -> str:
@@ -85,9 +103,29 @@ def prose(text: str) -> str:
 
 
 def stats(text: str) -> Stats:
-    """Words, colons and semicolons in the prose of one Markdown page."""
+    """Words, colons, semicolons, opening parentheses and bold spans in the prose of one
+    Markdown text."""
     body = prose(text)
-    return Stats(len(WORD.findall(body)), body.count(":"), body.count(";"))
+    return Stats(len(WORD.findall(body)), body.count(":"), body.count(";"), body.count("("),
+                 len(BOLD.findall(body)))
+
+
+def lab_markdown(text: str) -> str:
+    """The Markdown cells of a jupytext percent file, joined, with their ``# `` prefix removed."""
+    out: list[str] = []
+    markdown = False
+    for line in text.splitlines():
+        if cell := CELL.match(line):
+            markdown = "[markdown]" in cell[1]
+            out.append("")
+        elif markdown:
+            out.append(line[2:] if line.startswith("# ") else line.lstrip("#"))
+    return "\n".join(out)
+
+
+def captions(text: str) -> str:
+    """The captions and alt texts of a page's figures, one paragraph each."""
+    return "\n\n".join(CAPTION.findall(text))
 
 
 def chapters(root: Path = ROOT) -> list[Path]:
@@ -95,24 +133,88 @@ def chapters(root: Path = ROOT) -> list[Path]:
     return sorted(p for p in (root / "docs").iterdir() if CHAPTER.match(p.name))
 
 
+def labs(root: Path = ROOT) -> list[Path]:
+    """The English labs, ``docs/labs/*.en.py``."""
+    return sorted((root / "docs/labs").glob("*.en.py"))
+
+
+def pages(root: Path = ROOT) -> list[Path]:
+    """The English pages that are not chapters, then the README and CONTRIBUTING."""
+    others = [p for p in sorted((root / "docs").rglob("*.en.md")) if not CHAPTER.match(p.name)]
+    return others + [root / "README.md", root / "CONTRIBUTING.md"]
+
+
+def figure_pages(root: Path = ROOT) -> list[Path]:
+    """Every English page, for its figures' captions and alt texts."""
+    return sorted((root / "docs").rglob("*.en.md"))
+
+
+# Each part of the edition: the files it reads, and what of a file's text is its prose.
+PARTS = {
+    "chapters": (chapters, lambda text: text),
+    "labs": (labs, lab_markdown),
+    "pages": (pages, lambda text: text),
+    "captions": (figure_pages, captions),
+}
+
+
+def measure_file(path: Path, part: str | None = None) -> Stats:
+    """The stats of one file: a lab's Markdown cells, a page's prose, or (``captions``) a
+    page's captions and alt texts."""
+    text = path.read_text(encoding="utf-8")
+    if part is None:
+        part = "labs" if path.suffix == ".py" else "chapters"
+    return stats(PARTS[part][1](text))
+
+
+def measure_parts(root: Path = ROOT) -> dict[str, Stats]:
+    """One row per part of the edition (see ``PARTS``)."""
+    rows = {}
+    for part, (files, _) in PARTS.items():
+        total = Stats()
+        for path in files(root):
+            total = total + measure_file(path, part)
+        rows[part] = total
+    return rows
+
+
+def row(name: str, s: Stats, width: int) -> str:
+    rates = "  ".join(f"{s.rate(n):>{len(h)}.1f}" for n, h in
+                      zip((s.colons, s.semicolons, s.parens, s.bold), RATES))
+    return f"{name:{width}}  {s.words:>6}  {s.colons:>6}  {s.semicolons:>6}  {rates}"
+
+
+RATES = ("colons/1k", "semis/1k", "parens/1k", "bold/1k")
+
+
 def table(rows: dict[str, Stats]) -> str:
     width = max([len(n) for n in rows] + [5])
-    head = f"{'page':{width}}  {'words':>6}  {'colons':>6}  {'semis':>6}  {'colons/1k':>9}  {'semis/1k':>8}"
+    head = f"{'page':{width}}  {'words':>6}  {'colons':>6}  {'semis':>6}  " + "  ".join(RATES)
     out = [head]
     total = Stats()
     for name, s in rows.items():
         total = total + s
-        c, sc = s.per_1000()
-        out.append(f"{name:{width}}  {s.words:>6}  {s.colons:>6}  {s.semicolons:>6}  {c:>9.1f}  {sc:>8.1f}")
-    c, sc = total.per_1000()
-    out.append(f"{'total':{width}}  {total.words:>6}  {total.colons:>6}  {total.semicolons:>6}  {c:>9.1f}  {sc:>8.1f}")
+        out.append(row(name, s, width))
+    out.append(row("total", total, width))
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    pages = [Path(a) for a in args] if args else chapters()
-    rows = {p.name: stats(p.read_text(encoding="utf-8")) for p in pages}
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.prose_stats",
+        description="Colons, semicolons, parentheses and bold per 1,000 words of the English "
+                    "edition's prose: one row per part (chapters, labs, other pages, captions).")
+    parser.add_argument("files", nargs="*", type=Path,
+                        help="measure these files instead (a .py file is read as a lab)")
+    parser.add_argument("--pages", action="store_true", help="one row per file of every part")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.files:
+        rows = {p.name: measure_file(p) for p in args.files}
+    elif args.pages:
+        rows = {f"{part}: {p.relative_to(ROOT)}": measure_file(p, part)
+                for part, (files, _) in PARTS.items() for p in files(ROOT)}
+    else:
+        rows = measure_parts()
     print(table(rows))
     return 0
 
