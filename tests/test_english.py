@@ -154,12 +154,15 @@ def english_notebooks() -> dict[str, object]:
     for page in hooks.chapter_pages(ROOT):
         source = DOCS / hooks.source_of(page, "en", DOCS)
         text = source.read_text(encoding="utf-8")
-        notebooks[f"{page} (notebook)"] = hooks.chapter_notebook(text, f"docs/{source.name}", site_url, version, "en")
+        # Named by the English page it is made from, which is the file to fix.
+        name = source.relative_to(DOCS).as_posix()
+        notebooks[f"{name} (notebook)"] = hooks.chapter_notebook(text, f"docs/{source.name}", site_url, version, "en")
     for lab in (e for e in nav_entries(load_config(ROOT)) if hooks.LAB.match(e)):
-        nb = jupytext.read(DOCS / hooks.source_of(lab, "en", DOCS))
+        source = DOCS / hooks.source_of(lab, "en", DOCS)
+        nb = jupytext.read(source)
         first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
         nb.cells.insert(first, new_code_cell(setup_cell(version, "en")))
-        notebooks[f"{lab} (notebook)"] = nb
+        notebooks[f"{source.relative_to(DOCS).as_posix()} (notebook)"] = nb
     return notebooks
 
 
@@ -240,8 +243,9 @@ def places() -> list[str]:
 
     names = [p.relative_to(DOCS).as_posix() for p in sorted(DOCS.rglob("*.en.md"))]
     names += [p.relative_to(DOCS).as_posix() for p in sorted((DOCS / "labs").glob("*.en.py"))]
-    names += [f"{page} (notebook)" for page in hooks.chapter_pages(ROOT)]
-    names += [f"{lab} (notebook)" for lab in nav_entries(load_config(ROOT)) if hooks.LAB.match(lab)]
+    names += [f"{hooks.source_of(page, 'en', DOCS)} (notebook)" for page in hooks.chapter_pages(ROOT)]
+    names += [f"{hooks.source_of(lab, 'en', DOCS)} (notebook)"
+              for lab in nav_entries(load_config(ROOT)) if hooks.LAB.match(lab)]
     return names + ["mkdocs.yml nav_translations"]
 
 
