@@ -103,3 +103,18 @@ def test_the_makefile_runs_the_tests_without_the_browser_on_request() -> None:
 def test_the_readme_stays_short_and_links_the_maintainer_guide() -> None:
     assert len(README.splitlines()) <= 120
     assert "(CONTRIBUTING.md)" in README and (ROOT / "CONTRIBUTING.md").is_file()
+
+
+def test_the_readme_leads_with_the_book_and_leaves_the_machinery_to_contributing() -> None:
+    """A newcomer reads the pitch, the chapters (with the explorer), where to read, the two commands,
+    then the package; install details for maintainers live in CONTRIBUTING.md."""
+    headings = [line[3:] for line in README.splitlines() if line.startswith("## ")]
+    order = ["What is inside", "Read it online", "Read it and test it on your machine: two commands",
+             "Use the package"]
+    assert [h for h in headings if h in order] == order, headings
+    inside = README.split("## What is inside", 1)[1].split("\n## ", 1)[0]
+    assert "explorer" in inside and all(f"\n{n}. " in inside for n in range(1, 11)), inside
+    for maintainer_only in ("TORCH_PIP_ARGS", "actionlint", "apt-get", "½"):
+        assert maintainer_only not in README, maintainer_only
+        assert maintainer_only in (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"), maintainer_only
+    assert "LICENSE-BOOK.md" in README and "CC BY 4.0" in (ROOT / "LICENSE-BOOK.md").read_text(encoding="utf-8")
