@@ -126,7 +126,10 @@ def to_fake(t: torch.Tensor) -> torch.Tensor:
     """A CPU tensor (or a fake CUDA one) on the fake CUDA device."""
     if isinstance(t, FakeCudaTensor):
         return t
-    return FakeCudaTensor(t.detach().as_subclass(torch.Tensor))  # a Parameter's values too
+    elem = t.detach()
+    if type(elem) is not torch.Tensor:  # a Parameter's values
+        elem = elem.as_subclass(torch.Tensor)
+    return FakeCudaTensor(elem)
 
 
 def _to_meta(device: object) -> object:
