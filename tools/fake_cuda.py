@@ -2,26 +2,31 @@
 
 Inside ``with fake_cuda():`` every tensor that code puts on ``"cuda"`` (a factory with
 ``device="cuda"`` or ``device=t.device``, ``t.to("cuda")``, ``t.cuda()``, ``t.to(other)``,
-``module.to("cuda")``) becomes a :class:`FakeCudaTensor`: its ``device`` is ``cuda:0`` and
-``is_cuda`` is True, but it holds a CPU tensor that does the arithmetic. So code that
-reads values (``.item()``, ``bool(t.any())``, ``.tolist()``, ``float(t)``) runs as it
-would on a GPU, with the same values as on the CPU.
+``module.to("cuda")``) becomes a :class:`FakeCudaTensor`. It is not on the CPU: its
+``device`` is ``meta`` (autograd cannot use a ``cuda`` device in a torch built without
+CUDA; ``"meta"`` and ``"cuda"`` both mean the fake device inside the block). But unlike a
+real meta tensor it holds a CPU tensor that does the arithmetic, so code that reads values
+(``.item()``, ``bool(t.any())``, ``.tolist()``, ``float(t)``, data-dependent shapes) runs as
+it would on a GPU, with the CPU's values. Factories that torch itself calls with the fake
+device's options (inside SDPA, or autograd's gradient buffers) get values too.
 
-Every aten operation that meets a fake CUDA tensor checks the devices of its tensor
+Every aten operation that meets a fake device tensor checks the devices of its tensor
 arguments with CUDA's rule: all on one device, except a CPU tensor with 0 dims (a
 scalar), the source of a copy (``copy_``, ``_to_copy``), and CPU index tensors of
-``index`` / ``index_put_``. A CPU random generator used for a CUDA tensor is refused too.
-Anything else raises the RuntimeError a GPU would raise::
+``index`` / ``index_put_``. A CPU random generator used for a device tensor is refused
+too. Anything else raises the RuntimeError a GPU would raise, e.g.::
 
     Expected all tensors to be on the same device, but found at least two devices,
-    cuda:0 and cpu! (fake CUDA: aten.where.self)
+    meta (the fake CUDA) and cpu! (fake CUDA: aten.where.self, a torch.bool tensor ...)
 
 What it cannot see: CUDA kernels themselves (their numerics, their memory, which SDPA
-backend CUDA would pick, asynchronous errors), ``torch.cuda.*`` calls (``is_available()``
-stays False), ``data_ptr()`` and ``numpy()`` of a device tensor, and a gradient that
-flows from a device tensor back to the CPU tensor it was copied from (``.to("cuda")`` of
-a CPU leaf starts a new leaf; make tensors on the device, then ``requires_grad_()``).
-``tests/test_device.py`` runs the package and the book's CUDA-only blocks under it.
+backend CUDA would pick: here SDPA takes torch's math path, asynchronous errors),
+``torch.cuda.*`` calls (``is_available()`` stays False), ``data_ptr()`` and ``numpy()``
+of a device tensor, code that branches on ``t.is_cuda`` or ``t.device.type == "cuda"``
+(False here), and a gradient that flows from a device tensor back to the CPU tensor it
+was copied from (``.to("cuda")`` of a CPU leaf starts a new leaf: make tensors on the
+device, then ``requires_grad_()``). tests/test_device.py runs the package and the book's
+CUDA-only blocks under it; ``make gpu-check`` runs the same tests on a real GPU.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
 aten = torch.ops.aten
-DEVICE = torch.device("meta")  # what .device reports (autograd cannot use a CUDA device without CUDA)
+DEVICE = torch.device("meta")  # what .device reports (autograd cannot use "cuda" without CUDA)
 
 # Ops whose tensor arguments may sit on two devices on a real GPU.
 _COPIES = {aten.copy_.default, aten._to_copy.default, aten.lift_fresh.default,
@@ -55,7 +60,7 @@ def _is_cuda(device: object) -> bool:
 
 
 class FakeCudaTensor(torch.Tensor):
-    """A tensor whose device is ``cuda:0`` and whose values live in ``self.elem`` (CPU)."""
+    """A tensor on the fake device (``device`` reports ``meta``); its values live in ``self.elem`` (CPU)."""
 
     elem: torch.Tensor
     __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
@@ -70,7 +75,7 @@ class FakeCudaTensor(torch.Tensor):
         return r  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:  # type: ignore[override]
-        return f"FakeCudaTensor({self.elem!r}, device='cuda:0')"
+        return f"FakeCudaTensor({self.elem!r})"
 
     @classmethod
     def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:

@@ -119,9 +119,9 @@ def fully_masked_rows() -> dict[str, Any]:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     out: dict[str, Any] = {}
-    g = torch.Generator(device="cuda").manual_seed(0)
+    g = torch.Generator().manual_seed(0)
     for dtype in (torch.float32, torch.float16):
-        q, k, v = (torch.randn(1, 2, 8, 64, device="cuda", dtype=dtype, generator=g) for _ in range(3))
+        q, k, v = (torch.randn(1, 2, 8, 64, generator=g).to("cuda", dtype) for _ in range(3))
         mask = torch.ones(8, 8, dtype=torch.bool, device="cuda").tril()
         mask[3] = False  # query 3 may attend to nothing
         for backend in (SDPBackend.MATH, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION,
@@ -195,8 +195,23 @@ def attention_paths() -> dict[str, Callable[..., Any]]:
     }
 
 
+def measure(fn: Callable[..., Any], q: Any, k: Any, v: Any, causal: bool) -> dict[str, Any]:
+    """Forward and forward+backward times and peak memory of one path on one shape; its output."""
+    row: dict[str, Any] = {"out": fn(q, k, v, causal)}
+    row["forward_ms"] = cuda_ms(lambda: fn(q, k, v, causal))
+    row["forward_peak_mib"] = peak_mib(lambda: fn(q, k, v, causal))
+    qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
+
+    def step() -> None:
+        fn(qg, kg, vg, causal).sum().backward()
+
+    row["forward_backward_ms"] = cuda_ms(step)
+    row["forward_backward_peak_mib"] = peak_mib(step)
+    return row
+
+
 def bench_paths(paths: dict[str, Callable[..., Any]], deadline: float) -> list[dict[str, Any]]:
-    """Every path on every shape; the flash output is the reference for ``max_abs_diff``."""
+    """Every path on every shape; the flash output is the reference for ``max_abs_diff_vs_flash``."""
     import torch
 
     rows: list[dict[str, Any]] = []
@@ -205,8 +220,8 @@ def bench_paths(paths: dict[str, Callable[..., Any]], deadline: float) -> list[d
         dtype = getattr(torch, dtype_name)
         for n in BENCH_N:
             for causal in (False, True):
-                g = torch.Generator(device="cuda").manual_seed(n)
-                q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=dtype, generator=g) for _ in range(3))
+                g = torch.Generator().manual_seed(n)
+                q, k, v = (torch.randn(b, h, n, d, generator=g).to("cuda", dtype) for _ in range(3))
                 ref = None
                 for name, fn in paths.items():
                     row: dict[str, Any] = {"path": name, "dtype": dtype_name, "n": n, "causal": causal}
@@ -215,23 +230,17 @@ def bench_paths(paths: dict[str, Callable[..., Any]], deadline: float) -> list[d
                         row["skipped"] = "time limit"
                         continue
                     try:
-                        out = fn(q, k, v, causal)
-                        ref = out if ref is None and name == "sdpa_flash" else ref
-                        if ref is not None:
-                            row["max_abs_diff_vs_flash"] = float((out.float() - ref.float()).abs().max())
-                        row["forward_ms"] = cuda_ms(lambda fn=fn: fn(q, k, v, causal))
-                        row["forward_peak_mib"] = peak_mib(lambda fn=fn: fn(q, k, v, causal))
-                        qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
-
-                        def step(fn: Callable[..., Any] = fn) -> None:
-                            fn(qg, kg, vg, causal).sum().backward()
-
-                        row["forward_backward_ms"] = cuda_ms(step)
-                        row["forward_backward_peak_mib"] = peak_mib(step)
+                        got = measure(fn, q, k, v, causal)
                     except (RuntimeError, torch.cuda.OutOfMemoryError) as err:
                         row["error"] = str(err).splitlines()[0][:200]
+                        continue
                     finally:
                         torch.cuda.empty_cache()
+                    out = got.pop("out")
+                    ref = out if ref is None and name == "sdpa_flash" else ref
+                    if ref is not None:
+                        row["max_abs_diff_vs_flash"] = float((out.float() - ref.float()).abs().max())
+                    row.update(got)
     for row in rows:  # the ratio to flash in the same run, same shape
         flash = next((r for r in rows if r["path"] == "sdpa_flash" and
                       all(r[k] == row[k] for k in ("dtype", "n", "causal"))), None)
