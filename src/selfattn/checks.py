@@ -392,7 +392,7 @@ def check_padding_invariance(
     x = make_inputs(fn, "padding_invariance", **options)
     n_k = x.k.shape[-2]
     lengths = torch.tensor([[n_k], [(n_k + 1) // 2]], device=x.k.device)  # (B, 1)
-    real = torch.arange(n_k, device=x.k.device) < lengths  # (B, n_k)，与输入在同一设备上
+    real = torch.arange(n_k, device=x.k.device) < lengths  # (B, n_k)，在输入的设备上
     keep = real[:, None, None, :]  # (B, 1, 1, n_k)，靠广播
     bias = torch.zeros(keep.shape).to(x.q).masked_fill(~keep, -math.inf)
     pad = ~real[:, None, :, None]  # (B, 1, n_k, 1)
