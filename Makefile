@@ -96,7 +96,7 @@ test-fast: $(STAMP)
 # .venv-floor (git-ignored), with torch==$(FLOOR_TORCH) from the registry. The first run downloads the
 # default (CUDA) build of torch, about 3 GB, in about 40 s here; later runs reuse the venv. The tests run on
 # the CPU. CI's floor job runs this target with FLOOR_PIP_ARGS pointing at PyTorch's CPU index.
-FLOOR_TORCH    ?= 2.6.0
+FLOOR_TORCH    ?= 2.7.1
 FLOOR_VENV     ?= .venv-floor
 FLOOR_PIP_ARGS ?=
 FLOOR_TESTS    := tests/test_package.py tests/test_properties.py tests/test_multihead.py tests/test_chunked.py \
