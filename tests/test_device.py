@@ -9,7 +9,8 @@ Covered: ``functional``, ``masks``, ``self_attention``, ``multihead`` (both path
 ``chunked`` forward and backward, ``model`` (forward, backward, ``Block.from_torch``), ``generate``
 (with and without the KV cache), ``checks.check_all``, every test marked ``cuda`` in tests/ and every
 book block marked ``<!--pytest.mark.cuda-->``. What the fake device cannot see is listed in
-``tools/fake_cuda.py``.
+``tools/fake_cuda.py``. One test runs the paths that read no value on torch's own ``meta`` device, without
+the harness, as a second opinion on its device rule.
 """
 
 from __future__ import annotations
@@ -86,6 +87,29 @@ def test_the_fake_device_refuses_a_cpu_tensor_where_a_gpu_would() -> None:
         y.copy_(torch.ones(2, 3))
         assert y.sum().item() == 6.0 and bool((y == 1).all()) and y.tolist() == [[1.0] * 3] * 2
         assert x[torch.tensor([1, 0])].device.type == "meta" and x.cpu().device.type == "cpu"
+
+
+def test_what_reads_no_values_runs_on_the_real_meta_device() -> None:
+    """A second opinion, from torch's own device checks: the paths that never read a value run on ``meta``
+    itself (no harness), and the bug the harness caught in checks.check_padding_invariance (a CPU mask in
+    torch.where) is refused there too."""
+    m = "meta"
+    q, k, v = (torch.randn(2, 9, 4, device=m, requires_grad=True) for _ in range(3))
+    bias = torch.zeros(9, 9, device=m, requires_grad=True)
+    out = chunked_attention(q, k, v, torch.ones(2, 9, 9, dtype=torch.bool, device=m), is_causal=True,
+                            block_q=4, block_k=3) + chunked_attention(q, k, v, bias, block_q=4, block_k=3)
+    out.sum().backward()
+    assert {t.grad.device.type for t in (q, k, v, bias)} == {"meta"}  # type: ignore[union-attr]
+    assert keys_only_attention(q, k, v, block_k=4).device.type == "meta"
+    mha = MultiHeadSelfAttention(8, 2, device=m)
+    x = torch.randn(2, 5, 8, device=m)
+    mask = torch.ones(2, 1, 5, 5, dtype=torch.bool, device=m)
+    assert mha(x, mask, is_causal=True, need_weights=False)[0].device.type == "meta"
+    lm = CharLM(11, 8, 16, 2, 2).to(m)
+    assert lm(torch.zeros(2, 8, dtype=torch.long, device=m)).device.type == "meta"
+    pad = ~(torch.arange(8) < torch.tensor([[8], [4]]))[:, None, :, None]  # the old code: on the CPU
+    with pytest.raises(RuntimeError, match="device"):
+        torch.where(pad, torch.randn(2, 3, 8, 4, device=m), torch.randn(2, 3, 8, 4, device=m))
 
 
 # --- the package ----------------------------------------------------------------------------------------
