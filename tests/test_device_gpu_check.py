@@ -70,8 +70,6 @@ def test_the_device_parametrized_tests_carry_the_cuda_mark() -> None:
 def test_the_gpu_parts_run_on_the_fake_device(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Python of parts 2 to 4 runs (tiny sizes, CUDA timers replaced), so a GPU's few minutes are not
     spent on a typo. What a GPU computes there is not checked here."""
-    import time
-
     from tools.fake_cuda import fake_cuda
 
     monkeypatch.setattr(gpu_check, "BENCH_N", (16,))
@@ -79,10 +77,10 @@ def test_the_gpu_parts_run_on_the_fake_device(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(gpu_check, "cuda_ms", lambda fn, budget_s=0.0: (fn(), 1.0)[1])
     monkeypatch.setattr(gpu_check, "peak_mib", lambda fn: (fn(), 0.0)[1])
     with fake_cuda():
-        rows = gpu_check.bench_paths(gpu_check.attention_paths(), time.monotonic() + 60)
+        rows = gpu_check.bench_paths(gpu_check.attention_paths(), deadline=None)
         masked = gpu_check.fully_masked_rows()
     assert {r["path"] for r in rows} == set(gpu_check.plan()["benchmarks"]["paths"]) and len(rows) == 10
     ours = [r for r in rows if r["path"] in ("selfattn.functional", "chunked_attention")]
-    assert all("error" not in r and r["forward_backward_ms"] == 1.0 for r in ours), ours
+    assert all("error" not in r and "forward_backward_peak_mib" in r for r in ours), ours
     assert all(r.get("max_abs_diff_vs_flash", 0.0) < 1e-5 for r in ours), ours
     assert len(masked) == 8 and all("ran" in m for m in masked.values()), masked
