@@ -21,7 +21,7 @@ export NO_MKDOCS_2_WARNING := 1
 # PYTHONDONTWRITEBYTECODE: collecting the tests takes 7.7 s instead of 12.6 s, in each xdist worker.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: setup serve serve-full serve-timing site build tangle tangle-check test test-fast bench bench-model model clean browser-deps lint-workflows
+.PHONY: setup serve serve-full serve-timing site build tangle tangle-check test test-fast bench bench-model model clean browser-deps lint-workflows gpu-check test-floor
 
 setup: $(STAMP)
 
@@ -91,6 +91,31 @@ test: $(STAMP) $(if $(NO_BROWSER),,browser-deps)
 test-fast: $(STAMP)
 	$(BIN)/python -m tools.tangle --check
 	SELFATTN_NO_SITE=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal -m "not browser and not slow" --deselect tests/test_site.py
+
+# The package tests on the oldest torch that pyproject.toml admits (not part of make test): its own venv,
+# .venv-floor (git-ignored), with torch==$(FLOOR_TORCH) from the registry. The first run downloads the
+# default (CUDA) build of torch, about 3 GB, in about 40 s here; later runs reuse the venv. The tests run on
+# the CPU. CI's floor job runs this target with FLOOR_PIP_ARGS pointing at PyTorch's CPU index.
+FLOOR_TORCH    ?= 2.7.1
+FLOOR_VENV     ?= .venv-floor
+FLOOR_PIP_ARGS ?=
+FLOOR_TESTS    := tests/test_package.py tests/test_properties.py tests/test_multihead.py tests/test_chunked.py \
+                  tests/test_checks.py tests/test_fully_masked_rows.py tests/test_device.py
+test-floor:
+	test -x $(FLOOR_VENV)/bin/python || $(PYTHON) -m venv $(FLOOR_VENV)
+	$(FLOOR_VENV)/bin/python -m pip install -q $(FLOOR_PIP_ARGS) "torch==$(FLOOR_TORCH)"
+	$(FLOOR_VENV)/bin/python -m pip install -q numpy pytest hypothesis "typing_extensions>=4.6"
+	$(FLOOR_VENV)/bin/python -c "import torch; v = torch.__version__; print('torch', v); assert v.split('+')[0] == '$(FLOOR_TORCH)', v"
+	OMP_NUM_THREADS=1 $(FLOOR_VENV)/bin/python -m pytest -q -p no:cacheprovider -o addopts="" $(FLOOR_TESTS)
+
+# On a machine with a GPU (not part of make test; needs a CUDA build of torch, e.g. GPU_PYTHON=/path/to/python):
+# every CUDA-only test and book block, the device-parametrized tests on CUDA, the fully masked row on each
+# CUDA backend and the benchmarks against SDPA's flash backend (and chapter 8.5's Triton kernel if present),
+# within 5 minutes on one GPU; writes build/gpu-check.json. Without CUDA it stops with exit status 2.
+# `python -m tools.gpu_check --plan` prints what it runs, anywhere.
+GPU_PYTHON ?= $(BIN)/python
+gpu-check:
+	$(GPU_PYTHON) -m tools.gpu_check
 
 # CPU benchmarks (a few minutes): writes benchmarks/results/cpu.json and model.json; see docs/reference/benchmarks.md.
 bench: $(STAMP)

@@ -51,6 +51,6 @@ def test_the_wheel_holds_the_package_and_nothing_else(tmp_path: Path) -> None:
     assert package == modules | {"selfattn/py.typed"}, sorted(package ^ (modules | {"selfattn/py.typed"}))
     assert not [n for n in names if n.startswith(("tests/", "docs/", "tools/", "benchmarks/"))]
     assert "Name: selfattn\n" in meta and f"Version: {version}\n" in meta
-    assert "Requires-Dist: torch>=2.2" in meta and "Requires-Python: >=3.10" in meta
+    assert "Requires-Dist: torch>=2.7.1" in meta and "Requires-Python: >=3.10" in meta
     assert "License-Expression: MIT" in meta or "License: MIT" in meta
     assert build_wheel(ROOT, cache=tmp_path) == wheel, "same sources: the cached wheel is reused"

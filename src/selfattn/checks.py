@@ -391,8 +391,9 @@ def check_padding_invariance(
     """Changing masked-out (padding) keys changes no output; index ``(b, h, i, c)``."""
     x = make_inputs(fn, "padding_invariance", **options)
     n_k = x.k.shape[-2]
-    real = torch.arange(n_k) < torch.tensor([[n_k], [(n_k + 1) // 2]])  # (B, n_k)
-    keep = real[:, None, None, :].to(x.mask.device)  # (B, 1, 1, n_k)，靠广播
+    lengths = torch.tensor([[n_k], [(n_k + 1) // 2]], device=x.k.device)  # (B, 1)
+    real = torch.arange(n_k, device=x.k.device) < lengths  # (B, n_k)，在输入的设备上
+    keep = real[:, None, None, :]  # (B, 1, 1, n_k)，靠广播
     bias = torch.zeros(keep.shape).to(x.q).masked_fill(~keep, -math.inf)
     pad = ~real[:, None, :, None]  # (B, 1, n_k, 1)
     g = torch.Generator().manual_seed(x.seed + 3)

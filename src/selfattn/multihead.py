@@ -9,7 +9,8 @@
 Masks follow the book's convention: bool True = may attend, a float mask is added to
 the scores; a mask must broadcast to the scores ``(B, h, n, n)``. A query with no
 finite score has attention output 0 (chapter 5's contract), so the module returns
-``out_proj.bias`` for it (0 without bias), on both paths.
+``out_proj.bias`` for it (0 without bias), on both paths (the fast path from torch
+2.5 on, whose SDPA gives zeros there: pytorch#133882).
 """
 
 from __future__ import annotations
