@@ -586,3 +586,142 @@ def test_blind_spots_stated_in_chapter_6() -> None:
     assert not failed(hides_nan)
     assert not hides_nan(q.fill_(math.nan), k, v)[0].isnan().any()
 
+
+
+# Six plausible broken functions that passed every check of check_all with its defaults
+# (issue 31 §1: before the checker varied sizes, shifts, the batch, left padding with
+# is_causal and the inputs' integrity, check_all reported all seven checks "ok" on each).
+
+
+def _scores(q: Tensor, k: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+    """Scaled scores with a float mask added, and where a key is allowed (no triangle)."""
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, h, n_q, n_k)
+    if mask is None:
+        return s, torch.ones_like(s, dtype=torch.bool)
+    if mask.dtype == torch.bool:
+        return s, mask.expand(s.shape)
+    allowed = mask != -math.inf
+    return s + mask.masked_fill(~allowed, 0.0), allowed.expand(s.shape)
+
+
+def _tril(q: Tensor, k: Tensor) -> Tensor:
+    return torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril()
+
+
+def _normalise(e: Tensor) -> Tensor:
+    """e / e.sum(-1), with a row of zeros (a fully masked row) left at 0."""
+    total = e.sum(dim=-1, keepdim=True)
+    return e / total.masked_fill(total == 0, 1.0)
+
+
+def tiles_without_rescale(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                          is_causal: bool = False) -> Tensor:
+    """Online softmax over key tiles of 64 that forgets to rescale by alpha."""
+    s, ok = _scores(q, k, mask)
+    if is_causal:
+        ok = ok & _tril(q, k)
+    s = s.masked_fill(~ok, -math.inf)
+    m = torch.full((*s.shape[:-1], 1), -math.inf, dtype=s.dtype)  # running max
+    l, acc = torch.zeros_like(m), 0.0
+    for j in range(0, s.shape[-1], 64):
+        st = s[..., j:j + 64]
+        m = torch.maximum(m, st.amax(dim=-1, keepdim=True))
+        p = (st - m.masked_fill(m == -math.inf, 0.0)).exp()
+        l = l + p.sum(dim=-1, keepdim=True)  # bug: l and acc not multiplied by alpha
+        acc = acc + p @ v[..., j:j + 64, :]
+    return acc / l.masked_fill(l == 0, 1.0)
+
+
+def fast_path_without_max(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                          is_causal: bool = False) -> tuple[Tensor, Tensor]:
+    """Without a mask there is no -inf, so this "fast path" skips the row maximum."""
+    if mask is not None or is_causal:
+        return scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+    w = _normalise((q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).exp())
+    return w @ v, w
+
+
+def mean_shift(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+               is_causal: bool = False) -> tuple[Tensor, Tensor]:
+    """Shifts each row by the mean of its allowed scores instead of their maximum."""
+    s, ok = _scores(q, k, mask)
+    if is_causal:
+        ok = ok & _tril(q, k)
+    n_ok = ok.sum(dim=-1, keepdim=True).clamp(min=1)
+    mean = s.masked_fill(~ok, 0.0).sum(dim=-1, keepdim=True) / n_ok
+    w = _normalise((s - mean).exp().masked_fill(~ok, 0.0))
+    return w @ v, w
+
+
+def batch_max(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+              is_causal: bool = False) -> tuple[Tensor, Tensor]:
+    """Subtracts one maximum per query for the whole batch: exact, until it underflows."""
+    s, ok = _scores(q, k, mask)
+    if is_causal:
+        ok = ok & _tril(q, k)
+    s = s.masked_fill(~ok, -math.inf)
+    m = s.amax(dim=(0, -1), keepdim=True)  # bug: dim 0 too
+    w = _normalise((s - m.masked_fill(m == -math.inf, 0.0)).exp())
+    return w @ v, w
+
+
+def empty_rows_before_triangle(q: Tensor, k: Tensor, v: Tensor,
+                               mask: Tensor | None = None, *,
+                               is_causal: bool = False) -> tuple[Tensor, Tensor]:
+    """Finds the fully masked rows from the mask, then applies the causal triangle."""
+    s, ok = _scores(q, k, mask)
+    empty = ~ok.any(dim=-1, keepdim=True)  # bug: before the triangle
+    if is_causal:
+        ok = ok & _tril(q, k)
+    w = s.masked_fill(~ok, -math.inf).masked_fill(empty, 0.0).softmax(dim=-1)
+    w = w.masked_fill(empty, 0.0)
+    return w @ v, w
+
+
+def mask_in_place(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                  is_causal: bool = False) -> tuple[Tensor, Tensor]:
+    """Folds the triangle into a bool mask in place, to save a copy."""
+    if is_causal and mask is not None and mask.dtype == torch.bool:
+        mask &= _tril(q, k)  # bug: the caller's mask changes
+        is_causal = False
+    return scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+
+
+PASSED_BEFORE = {  # name: (fn, what now fails, words of its message)
+    "tiles without the alpha rescale": tiles_without_rescale,
+    "fast path without the row maximum": fast_path_without_max,
+    "softmax shifted by the row mean": mean_shift,
+    "maximum taken over the batch too": batch_max,
+    "fully masked rows found before the triangle": empty_rows_before_triangle,
+    "mask &= tril in place": mask_in_place,
+}
+
+
+def test_each_of_the_six_is_really_broken() -> None:
+    """Each function of PASSED_BEFORE is wrong on an input of the kind it was never given."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, n, 4, generator=g) for n in (6, 200, 200))
+    ref = F.scaled_dot_product_attention(q, k, v)
+    assert (tiles_without_rescale(q, k, v) - ref).abs().max() > 0.1  # 0.43 at n_k = 200
+    for fn, row in ((fast_path_without_max, [200.0, 190.0]),
+                    (mean_shift, [200.0, 0.0, -200.0])):
+        s = torch.tensor(row)[None, None, None, :]  # q = 1 and k = scores * 2: q k^T / 2
+        one = torch.ones(1, 1, 1, 1)
+        assert fn(one, 2 * s.transpose(-2, -1), torch.eye(len(row))[None, None])[0] \
+            .isnan().all()
+    s = torch.tensor([[[[3.0, 1.0]]], [[[-300.0, -301.0]]]])  # (B, 1, 1, 2)
+    q, k = torch.ones(2, 1, 1, 1), 2 * s.transpose(-2, -1)
+    v = torch.eye(2).expand(2, 1, 2, 2)
+    assert not torch.allclose(batch_max(q, k, v)[0][1], batch_max(q[1:], k[1:], v[1:])[0][0])
+    real = torch.tensor([False, False, True, True])  # left padding: rows 0 and 1 see nothing
+    q, k, v = (torch.randn(1, 1, 4, 4) for _ in range(3))
+    assert empty_rows_before_triangle(q, k, v, real, is_causal=True)[0][..., :2, :].isnan().all()
+    mask = torch.ones(4, 4, dtype=torch.bool)
+    mask_in_place(q, k, v, mask, is_causal=True)
+    assert not mask.all()  # the caller's mask lost its upper triangle
+
+
+@pytest.mark.parametrize("name", list(PASSED_BEFORE))
+def test_the_six_pass_every_check_today(name: str) -> None:
+    """Recorded before the fix: check_all with its defaults calls each of the six correct."""
+    assert not failed(PASSED_BEFORE[name])
