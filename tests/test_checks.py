@@ -594,6 +594,14 @@ def test_blind_spots_stated_in_chapter_6() -> None:
     assert not torch.allclose(got, F.scaled_dot_product_attention(q, k, v, scale=1.0))
     assert torch.equal(four_d_only(q, k, v, dropout_p=0.9)[0], four_d_only(q, k, v)[0])
 
+    def scale_one_half(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                       is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        return sdpa_(q * 0.5 * math.sqrt(q.shape[-1]), k, v, mask, is_causal=is_causal)
+
+    assert not failed(scale_one_half)  # d_k and d_v: always 4 and 5
+    q16, k16, v16 = torch.randn(1, 4, 16), torch.randn(1, 5, 16), torch.randn(1, 5, 3)
+    assert not torch.allclose(scale_one_half(q16, k16, v16)[0], sdpa_(q16, k16, v16)[0])
+
     def square_tril(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
                     is_causal: bool = False) -> tuple[Tensor, Tensor]:
         if is_causal:  # right only when n_q <= n_k
