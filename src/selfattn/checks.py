@@ -289,14 +289,14 @@ def call(
     mask: Tensor | None, is_causal: bool,
 ) -> object:
     """fn's result; an exception, or an input changed in place, is a CheckError."""
-    given = {"q": q, "k": k, "v": v, "mask": mask}
-    before = {name: t.detach().clone() for name, t in given.items() if t is not None}
+    given = (("q", q), ("k", k), ("v", v), ("mask", mask))
+    kept = [(name, t, t.detach().clone()) for name, t in given if t is not None]
     try:
         got = fn(q, k, v, mask, is_causal=True) if is_causal else fn(q, k, v, mask)
     except Exception as err:
         raise fail(x, f"fn raised {type(err).__name__}: {err}") from err
-    for name, t in before.items():
-        if not torch.equal(given[name], t):
+    for name, t, copy in kept:
+        if not torch.equal(t, copy):
             raise fail(x, f"fn changed its input {name} in place"
                           f"{', is_causal' if is_causal else ''}")
     return got
