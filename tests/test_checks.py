@@ -24,6 +24,7 @@ from selfattn.checks import (
     check_matches_reference,
     check_padding_invariance,
     check_rows_sum_to_one,
+    long_cases,
     make_inputs,
     sdpa,
 )
@@ -280,7 +281,8 @@ def test_large_scores_are_shifted_per_row_batch_element_and_head() -> None:
 
 
 def test_every_mask_kind_meets_large_scores_and_long_inputs() -> None:
-    labels = [c.label for c in cases(make_inputs(naive(), "t"), long=True)]
+    x = make_inputs(naive(), "t")
+    labels = [c.label for c in (*cases(x), *long_cases(x))]
     kinds = ["no mask", "bool mask", "float mask", "is_causal", "bool mask + is_causal",
              "float mask + is_causal"]
     assert labels == [*kinds, *(f"large scores, {k}" for k in kinds),
@@ -844,7 +846,7 @@ def test_check_all_counts_its_work() -> None:
 def test_long_gradients_in_16_bit_dtypes_round_beyond_the_tolerance() -> None:
     """Why check_gradients compares the long inputs in float32 and float64 only."""
     x = make_inputs(scaled_dot_product_attention, "t", dtype=torch.float16)
-    c = [c for c in cases(x, long=True) if c.label.endswith("float mask + is_causal")][-1]
+    c = [c for c in long_cases(x) if c.label.endswith("float mask + is_causal")][0]
     q, k, v = (t.detach().requires_grad_() for t in (c.q, c.k, c.v))
     out = scaled_dot_product_attention(q, k, v, c.mask, is_causal=True)[0]
     ref = sdpa(q, k, v, c.mask, True)
