@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 import pytest
@@ -12,6 +13,7 @@ from torch import Tensor
 
 from selfattn.checks import (
     ATOL,
+    cases,
     CHECKS,
     CheckError,
     CheckResult,
@@ -22,6 +24,7 @@ from selfattn.checks import (
     check_matches_reference,
     check_padding_invariance,
     check_rows_sum_to_one,
+    long_cases,
     make_inputs,
     sdpa,
 )
@@ -31,7 +34,11 @@ from selfattn.self_attention import SelfAttention
 from selfattn.testing import raises
 
 NAMES = ["rows_sum_to_one", "mask_respected", "matches_reference", "gradients", "causal",
-         "padding_invariance", "fully_masked_rows"]
+         "padding_invariance", "batch_independence", "fully_masked_rows"]
+
+
+def all_but(*names: str) -> list[str]:
+    return [name for name in NAMES if name not in names]
 
 
 def naive(*, dim: int = -1, scale: str = "sqrt", causal: str = "tril", polarity: bool = True,
@@ -142,34 +149,36 @@ def test_correct_implementations_pass(name: str, dtype: torch.dtype) -> None:
 
 BROKEN = {  # each bug, and the checks that must fail on it (and only those)
     "w.detach() @ v": ({"detach": True}, ["gradients", "fully_masked_rows"]),
-    "softmax over dim -2": ({"dim": -2}, NAMES[:6]),
-    "flipped mask polarity": ({"polarity": False}, NAMES),
+    "softmax over dim -2": ({"dim": -2}, all_but("batch_independence")),
+    "flipped mask polarity": ({"polarity": False}, all_but("batch_independence")),
     "no scale": ({"scale": "none"}, ["matches_reference", "gradients"]),
     "scale 1/d_k": ({"scale": "d_k"}, ["matches_reference", "gradients"]),
     "scale 0.1% off": ({"scale": "0.1% off"}, ["matches_reference", "gradients"]),
     "causal sees i+1": ({"causal": "sees_next"},
-                        ["mask_respected", "matches_reference", "gradients", "causal"]),
+                        ["mask_respected", "matches_reference", "gradients", "causal",
+                         "fully_masked_rows"]),  # left padding: row 3 sees key 4
     "causal leaks only after row 0": ({"causal": "leaks_after_row_0"},
                                       ["mask_respected", "matches_reference", "gradients",
-                                       "causal"]),
+                                       "causal", "fully_masked_rows"]),
     "causal without diagonal": ({"causal": "no_diagonal"},
                                 ["rows_sum_to_one", "matches_reference", "gradients"]),
     "is_causal ignored with a mask": ({"causal": "ignored_with_mask"},
                                       ["mask_respected", "matches_reference", "gradients",
-                                       "causal"]),
+                                       "causal", "fully_masked_rows"]),
     "-1e9 fill": ({"fill": -1e9}, ["fully_masked_rows"]),
     "mask after softmax": ({"after_softmax": True},
                            ["rows_sum_to_one", "matches_reference", "gradients", "causal",
                             "padding_invariance"]),
     "bottom-right causal": ({"causal": "bottom_right"},
-                            ["mask_respected", "matches_reference", "gradients", "causal"]),
-    "causal ones(n_q, n_q)": ({"causal": "square"}, NAMES[:5]),
+                            ["mask_respected", "matches_reference", "gradients", "causal",
+                             "fully_masked_rows"]),
+    "causal ones(n_q, n_q)": ({"causal": "square"}, all_but("padding_invariance")),
     "finite forward, NaN gradients": ({"fill": "nan_to_num"}, ["fully_masked_rows"]),
-    "float mask read as bool": ({"float_mask": "as_bool"}, NAMES[1:]),
+    "float mask read as bool": ({"float_mask": "as_bool"},
+                                all_but("rows_sum_to_one", "batch_independence")),
     "scores clamped to +-50": ({"clamp": 50.0}, ["matches_reference"]),
-    # NaN at large scores; output only, the NaN of fn(q, k, I) also fills masked weights
+    # NaN at large scores, also where masked: exp(s) = inf, and inf * 0 = NaN
     "softmax without the row maximum": ({"stable": False},
-                                        ["rows_sum_to_one", "matches_reference", "gradients"],
                                         ["rows_sum_to_one", "mask_respected",
                                          "matches_reference", "gradients"]),
 }
@@ -185,7 +194,7 @@ def test_each_bug_fails_the_right_checks(bug: str) -> None:
 def test_a_mask_built_for_n_q_by_n_q_raises_and_the_report_goes_on() -> None:
     """Chapter 6's claim (6.9): causal ones(n_q, n_q) raises when n_q != n_k; the failure is recorded."""
     results = check_all(naive(causal="square"), verbose=False)
-    assert len(results) == 7
+    assert len(results) == 8
     assert results[0].message.startswith("rows_sum_to_one: fn raised RuntimeError")
 
 
@@ -251,22 +260,49 @@ def test_float_masks_are_passed_and_read_as_added_scores() -> None:
         check_causal(as_bool)
 
 
-def test_large_scores_catch_a_softmax_without_the_row_maximum() -> None:
-    for dtype, big in ((torch.float32, 98.7), (torch.float64, 719.8), (torch.bfloat16, 98.7)):
+def test_large_scores_are_shifted_per_row_batch_element_and_head() -> None:
+    """Scores big * (row + key) + O(1): row = ±1 alternates along b, h and i; key along j."""
+    for dtype, big in ((torch.float32, 98.7), (torch.float64, 719.8),
+                       (torch.bfloat16, 98.7), (torch.float16, 21.1)):
         x = make_inputs(naive(), "t", dtype=dtype)
-        s = (x.big_q.double() @ x.big_k.double().transpose(-2, -1)) / 2  # (B, h, n, n_k)
-        sign = torch.tensor([1.0, -1.0] * 3)[:, None]  # rows alternate +big, -big
-        assert ((s * sign - big).abs() < 10).all()
-        assert math.log(torch.finfo(dtype).max) < big - 9  # exp overflows at every row
-        with pytest.raises(CheckError, match=r"off by nan > .*, large scores$"):
-            check_rows_sum_to_one(naive(stable=False), dtype=dtype)
+        s = (x.big.q.double() @ x.big.k.double().transpose(-2, -1)) / 2  # (B, h, n, n_k)
+        b, h, i, j = torch.meshgrid(*(torch.arange(m) for m in s.shape), indexing="ij")
+        row, key = 1 - 2 * ((b + h + i) % 2), 1 - 2 * (j % 2)
+        assert ((s - big * (row + key)).abs() < 10).all(), dtype
+        assert abs(math.log(torch.finfo(dtype).max) + 10 - big) < 0.1
+        top = s.amax(dim=-1)  # (B, h, n): each row's maximum, about 2 big or 0
+        assert (top[0] - top[1]).abs().min() > 2 * big - 20  # batch elements differ
+        assert (top[:, 0] - top[:, 1]).abs().min() > 2 * big - 20  # and heads
+        mean = s.mean(dim=-1)
+        assert ((top - mean) > big - 10).all()  # exp(max - mean) overflows: log(max) + 0
+    for fn in (naive(stable=False), fast_path_without_max, mean_shift):
+        with pytest.raises(CheckError, match=r"off by nan > .*, large scores, no mask$"):
+            check_rows_sum_to_one(fn)
+
+
+def test_every_mask_kind_meets_large_scores_and_long_inputs() -> None:
+    x = make_inputs(naive(), "t")
+    labels = [c.label for c in (*cases(x), *long_cases(x))]
+    kinds = ["no mask", "bool mask", "float mask", "is_causal", "bool mask + is_causal",
+             "float mask + is_causal"]
+    assert labels == [*kinds, *(f"large scores, {k}" for k in kinds),
+                      *(f"n = 526, n_k = 528, {k}" for k in kinds)]
+
+
+def test_long_inputs_span_several_tiles_of_chunked_attention() -> None:
+    """Its tiles: 256 queries by 512 keys; the long inputs need 3 x 2 of them."""
+    x = make_inputs(chunked_attention, "t")
+    n_q, n_k = x.long.q.shape[-2], x.long.k.shape[-2]
+    assert (n_q, n_k) == (526, 528) and x.long.q.shape[:2] == (1, 1)
+    assert (math.ceil(n_q / 256), math.ceil(n_k / 512), math.ceil(n_k / 64)) == (3, 2, 9)
+    assert make_inputs(chunked_attention, "t", n_k=6).long.k.shape[-2] == 526  # n_q = n_k
 
 
 def test_large_scores_are_compared_with_sdpa_only_where_rounding_allows() -> None:
     def max_diff(fn: Callable[..., Tensor], dtype: torch.dtype, grad: bool) -> float:
         """max |got - SDPA| / (1 + |SDPA|): above tol, the check's allclose fails."""
         x = make_inputs(fn, "t", dtype=dtype)
-        q, k, v = (t.detach().requires_grad_() for t in (x.big_q, x.big_k, x.v))
+        q, k, v = (t.detach().requires_grad_() for t in (x.big.q, x.big.k, x.v))
         out, ref = fn(q, k, v, x.mask), sdpa(q, k, v, x.mask, False)
         pairs = [(out.detach(), ref.detach())]
         if grad:
@@ -291,9 +327,33 @@ def test_a_mask_with_is_causal_is_checked_unless_switched_off() -> None:
     with pytest.raises(CheckError, match=r"only tokens > 0 changed, bool mask \+ is_causal$"):
         check_causal(ignored)
     assert not failed(ignored, mask_with_causal=False)  # the stated blind spot
-    results = check_all(F.scaled_dot_product_attention, verbose=False)
-    assert all("Explicit attn_mask should not be set when is_causal=True" in r.message
-               for r in results[:5]) and all(r.passed for r in results[5:])
+
+
+def test_a_refused_mask_with_is_causal_is_reported_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """SDPA raises on the pair: every other case is checked, and the report says so."""
+    sdpa_ = F.scaled_dot_product_attention
+    results = check_all(sdpa_)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split() for line in lines[:8]] == [[name, "ok"] for name in NAMES]
+    assert len(lines) == 9 and lines[8].startswith(
+        "not checked: fn refuses a mask with is_causal (RuntimeError: ")
+    assert all(r.passed for r in results)
+    skips = {r.name for r in results if r.message.endswith(
+        "; not checked: fn refuses a mask with is_causal")}
+    assert skips == set(NAMES) - {"padding_invariance"}  # which would have used the pair
+    check_all(sdpa_, mask_with_causal=False)  # asked not to: nothing to report
+    assert "not checked" not in capsys.readouterr().out
+    assert check_causal(sdpa_).passed  # each check on its own too
+
+    def refuses_broken(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                       is_causal: bool = False) -> Tensor:
+        if mask is not None and is_causal:
+            raise ValueError("a mask or is_causal, not both")
+        return naive(dim=-2, output_only=True)(q, k, v, mask, is_causal=is_causal)  # type: ignore[return-value]
+
+    assert "rows_sum_to_one" in failed(refuses_broken)  # the rest is still checked
 
 
 def test_causal_compares_every_row_not_only_row_0() -> None:
@@ -339,16 +399,15 @@ def test_nothing_inside_fn_crashes_the_report(capsys: pytest.CaptureFixture[str]
                       (wrong_shape, "fn must return out (2, 3, 6, 5)"),
                       (not_a_tensor, "fn must return out or (out, weights), got str")):
         results = check_all(fn, verbose=False)  # type: ignore[arg-type]
-        assert len(results) == 7 and not any(r.passed for r in results)
+        assert len(results) == 8 and not any(r.passed for r in results)
         assert all(words in r.message and math.isnan(r.max_error) for r in results)
-    assert failed(no_causal) == ["rows_sum_to_one", "mask_respected", "matches_reference",
-                                 "gradients", "causal"]
+    assert failed(no_causal) == all_but("padding_invariance")  # all that pass is_causal
     results = {r.name: r for r in check_all(all_detached, verbose=False)}
     assert "no gradient at all" in results["gradients"].message
     capsys.readouterr()
     check_all(raises_inside)
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 7 and all(len(line) <= 88 for line in lines)
+    assert len(lines) == 8 and all(len(line) <= 88 for line in lines)
 
 
 def leaky(eps: float) -> Callable[..., tuple[Tensor, Tensor]]:
@@ -484,8 +543,10 @@ def test_exercise_2_answer() -> None:
         w = w / w.sum(dim=-1, keepdim=True)                 # a row of 0: 0 / 0 = NaN
         return w @ v, w
 
-    names = [r.name for r in check_all(renormalised, verbose=False) if not r.passed]
-    assert names == ["padding_invariance", "fully_masked_rows"], names
+    results = check_all(renormalised, verbose=False)
+    names = [r.name for r in results if not r.passed]
+    assert names == all_but("causal", "batch_independence"), names
+    assert "nan" in results[0].message and "large scores, bool mask" in results[0].message
 
 
 def test_exercise_3_answer() -> None:
@@ -534,6 +595,14 @@ def test_blind_spots_stated_in_chapter_6() -> None:
     got, _ = four_d_only(q, k, v, scale=1.0)  # scale: never passed by the checks
     assert not torch.allclose(got, F.scaled_dot_product_attention(q, k, v, scale=1.0))
     assert torch.equal(four_d_only(q, k, v, dropout_p=0.9)[0], four_d_only(q, k, v)[0])
+
+    def scale_one_half(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                       is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        return sdpa_(q * 0.5 * math.sqrt(q.shape[-1]), k, v, mask, is_causal=is_causal)
+
+    assert not failed(scale_one_half)  # d_k and d_v: always 4 and 5
+    q16, k16, v16 = torch.randn(1, 4, 16), torch.randn(1, 5, 16), torch.randn(1, 5, 3)
+    assert not torch.allclose(scale_one_half(q16, k16, v16)[0], sdpa_(q16, k16, v16)[0])
 
     def square_tril(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
                     is_causal: bool = False) -> tuple[Tensor, Tensor]:
@@ -586,3 +655,212 @@ def test_blind_spots_stated_in_chapter_6() -> None:
     assert not failed(hides_nan)
     assert not hides_nan(q.fill_(math.nan), k, v)[0].isnan().any()
 
+
+
+# Six plausible broken functions that passed all seven checks of check_all with its
+# defaults (recorded in the commit that added them), until the checks varied the sizes,
+# the shift of each row, batch element and head, left padding with is_causal, and
+# checked that fn leaves its inputs unchanged.
+
+
+def _scores(q: Tensor, k: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+    """Scaled scores with a float mask added, and where a key is allowed (no triangle)."""
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, h, n_q, n_k)
+    if mask is None:
+        return s, torch.ones_like(s, dtype=torch.bool)
+    if mask.dtype == torch.bool:
+        return s, mask.expand(s.shape)
+    allowed = mask != -math.inf
+    return s + mask.masked_fill(~allowed, 0.0), allowed.expand(s.shape)
+
+
+def _tril(q: Tensor, k: Tensor) -> Tensor:
+    return torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril()
+
+
+def _normalise(e: Tensor) -> Tensor:
+    """e / e.sum(-1), with a row of zeros (a fully masked row) left at 0."""
+    total = e.sum(dim=-1, keepdim=True)
+    return e / total.masked_fill(total == 0, 1.0)
+
+
+def tiles_without_rescale(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                          is_causal: bool = False) -> Tensor:
+    """Online softmax over key tiles of 64 that forgets to rescale by alpha."""
+    s, ok = _scores(q, k, mask)
+    if is_causal:
+        ok = ok & _tril(q, k)
+    s = s.masked_fill(~ok, -math.inf)
+    m = torch.full((*s.shape[:-1], 1), -math.inf, dtype=s.dtype)  # running max
+    den, acc = torch.zeros_like(m), 0.0
+    for j in range(0, s.shape[-1], 64):
+        st = s[..., j:j + 64]
+        m = torch.maximum(m, st.amax(dim=-1, keepdim=True))
+        p = (st - m.masked_fill(m == -math.inf, 0.0)).exp()
+        den = den + p.sum(dim=-1, keepdim=True)  # bug: den, acc not multiplied by alpha
+        acc = acc + p @ v[..., j:j + 64, :]
+    return acc / den.masked_fill(den == 0, 1.0)
+
+
+def fast_path_without_max(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                          is_causal: bool = False) -> tuple[Tensor, Tensor]:
+    """Without a mask there is no -inf, so this "fast path" skips the row maximum."""
+    if mask is not None or is_causal:
+        return scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+    w = _normalise((q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).exp())
+    return w @ v, w
+
+
+def mean_shift(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+               is_causal: bool = False) -> tuple[Tensor, Tensor]:
+    """Shifts each row by the mean of its allowed scores instead of their maximum."""
+    s, ok = _scores(q, k, mask)
+    if is_causal:
+        ok = ok & _tril(q, k)
+    n_ok = ok.sum(dim=-1, keepdim=True).clamp(min=1)
+    mean = s.masked_fill(~ok, 0.0).sum(dim=-1, keepdim=True) / n_ok
+    w = _normalise((s - mean).exp().masked_fill(~ok, 0.0))
+    return w @ v, w
+
+
+def batch_max(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+              is_causal: bool = False) -> tuple[Tensor, Tensor]:
+    """Subtracts one maximum per query for the whole batch: exact, until it underflows."""
+    s, ok = _scores(q, k, mask)
+    if is_causal:
+        ok = ok & _tril(q, k)
+    s = s.masked_fill(~ok, -math.inf)
+    m = s.amax(dim=(0, -1), keepdim=True)  # bug: dim 0 too
+    w = _normalise((s - m.masked_fill(m == -math.inf, 0.0)).exp())
+    return w @ v, w
+
+
+def empty_rows_before_triangle(q: Tensor, k: Tensor, v: Tensor,
+                               mask: Tensor | None = None, *,
+                               is_causal: bool = False) -> tuple[Tensor, Tensor]:
+    """Finds the fully masked rows from the mask, then applies the causal triangle."""
+    s, ok = _scores(q, k, mask)
+    empty = ~ok.any(dim=-1, keepdim=True)  # bug: before the triangle
+    if is_causal:
+        ok = ok & _tril(q, k)
+    w = s.masked_fill(~ok, -math.inf).masked_fill(empty, 0.0).softmax(dim=-1)
+    w = w.masked_fill(empty, 0.0)
+    return w @ v, w
+
+
+def mask_in_place(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                  is_causal: bool = False) -> tuple[Tensor, Tensor]:
+    """Folds the triangle into a bool mask in place, to save a copy."""
+    if is_causal and mask is not None and mask.dtype == torch.bool:
+        mask &= _tril(q, k)  # bug: the caller's mask changes
+        is_causal = False
+    return scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+
+
+LARGE = ["rows_sum_to_one", "matches_reference", "gradients"]
+PASSED_BEFORE = {  # name: (fn, the checks that fail now, one message that names the bug)
+    "tiles without the alpha rescale": (
+        tiles_without_rescale, ["matches_reference", "gradients"],
+        r"matches_reference: out\[0, 0, \d+, \d\] differs from SDPA by 0\.\d+ > .*"
+        r", n = 526, n_k = 528, no mask$"),
+    "fast path without the row maximum": (
+        fast_path_without_max, LARGE,
+        r"rows_sum_to_one: .* off by nan > .*, large scores, no mask$"),
+    "softmax shifted by the row mean": (
+        mean_shift, LARGE, r"rows_sum_to_one: .* off by nan > .*, large scores, no mask$"),
+    "maximum taken over the batch too": (
+        batch_max, ["rows_sum_to_one", "matches_reference", "batch_independence"],
+        r"batch_independence: out\[1, .* from fn on its batch element and head alone, "
+        r"large scores, no mask$"),
+    "fully masked rows found before the triangle": (
+        empty_rows_before_triangle, ["fully_masked_rows"],
+        r"fully_masked_rows: out\[1, 0, 0, 0\] = nan with fully masked rows, "
+        r"bool left padding \+ is_causal$"),
+    "mask &= tril in place": (
+        mask_in_place, all_but("padding_invariance"),
+        r"causal: fn changed its input mask in place, is_causal$"),
+}
+
+
+def test_each_of_the_six_is_really_broken() -> None:
+    """Each function of PASSED_BEFORE is wrong on an input of the kind it was never given."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, n, 4, generator=g) for n in (6, 200, 200))
+    ref = F.scaled_dot_product_attention(q, k, v)
+    assert (tiles_without_rescale(q, k, v) - ref).abs().max() > 0.1  # 0.43 at n_k = 200
+    for fn, row in ((fast_path_without_max, [200.0, 190.0]),
+                    (mean_shift, [200.0, 0.0, -200.0])):
+        s = torch.tensor(row)[None, None, None, :]  # q = 1 and k = scores * 2: q k^T / 2
+        one = torch.ones(1, 1, 1, 1)
+        assert fn(one, 2 * s.transpose(-2, -1), torch.eye(len(row))[None, None])[0] \
+            .isnan().all()
+    s = torch.tensor([[[[3.0, 1.0]]], [[[-300.0, -301.0]]]])  # (B, 1, 1, 2)
+    q, k = torch.ones(2, 1, 1, 1), 2 * s.transpose(-2, -1)
+    v = torch.eye(2).expand(2, 1, 2, 2)
+    assert not torch.allclose(batch_max(q, k, v)[0][1], batch_max(q[1:], k[1:], v[1:])[0][0])
+    real = torch.tensor([False, False, True, True])  # left padding: rows 0 and 1 see nothing
+    q, k, v = (torch.randn(1, 1, 4, 4) for _ in range(3))
+    assert empty_rows_before_triangle(q, k, v, real, is_causal=True)[0][..., :2, :].isnan().all()
+    mask = torch.ones(4, 4, dtype=torch.bool)
+    mask_in_place(q, k, v, mask, is_causal=True)
+    assert not mask.all()  # the caller's mask lost its upper triangle
+
+
+@pytest.mark.parametrize("name", list(PASSED_BEFORE))
+def test_the_six_now_fail_with_a_message_that_names_the_bug(name: str) -> None:
+    fn, names, message = PASSED_BEFORE[name]
+    results = check_all(fn, verbose=False)  # type: ignore[arg-type]
+    assert [r.name for r in results if not r.passed] == names
+    assert any(re.fullmatch(message, r.message) for r in results), \
+        [r.message for r in results if not r.passed]
+
+
+def test_inputs_changed_in_place_are_reported() -> None:
+    def scales_q_in_place(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                          is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        with torch.no_grad():
+            q /= math.sqrt(q.shape[-1])  # bug: the caller's q changes
+        return naive(scale="none")(q, k, v, mask, is_causal=is_causal)  # type: ignore[return-value]
+
+    with pytest.raises(CheckError, match=r"^rows_sum_to_one: fn changed its input q in place$"):
+        check_rows_sum_to_one(scales_q_in_place)
+    with pytest.raises(CheckError, match=r"fn changed its input mask in place, is_causal$"):
+        check_mask_respected(mask_in_place)
+
+
+def test_check_all_counts_its_work() -> None:
+    """The cost of check_all, counted: calls of fn and the scores they compute."""
+    calls: list[int] = []
+
+    def counted(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+                is_causal: bool = False) -> tuple[Tensor, Tensor]:
+        calls.append(q.shape[:-1].numel() * k.shape[-2])  # B * h * n_q * n_k
+        return scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)
+
+    assert all(r.passed for r in check_all(counted, verbose=False))
+    long = [c for c in calls if c == 526 * 528]
+    assert len(long) == 12  # 6 mask kinds, in matches_reference and gradients
+    assert len(calls) <= 220 and sum(calls) - sum(long) < 50_000  # 207 and 38,880 today
+
+
+def test_long_gradients_in_16_bit_dtypes_round_beyond_the_tolerance() -> None:
+    """Why check_gradients compares the long inputs in float32 and float64 only."""
+    x = make_inputs(scaled_dot_product_attention, "t", dtype=torch.float16)
+    c = [c for c in long_cases(x) if c.label.endswith("float mask + is_causal")][0]
+    q, k, v = (t.detach().requires_grad_() for t in (c.q, c.k, c.v))
+    out = scaled_dot_product_attention(q, k, v, c.mask, is_causal=True)[0]
+    ref = sdpa(q, k, v, c.mask, True)
+    g = torch.randn(out.shape, generator=torch.Generator().manual_seed(1)).to(out)
+    got, want = (torch.autograd.grad((o * g).sum(), (q, k, v)) for o in (out, ref))
+    worst = max(float(((a.double() - b.double()).abs() / (1 + b.double().abs())).max())
+                for a, b in zip(got, want, strict=True))
+    assert worst > ATOL[torch.float16], worst  # a correct function: 2.2e-3 > 2e-3
+
+
+def test_a_maximum_shared_by_the_batch_underflows_whole_rows() -> None:
+    """6.9: large scores make the other batch element's rows underflow to 0."""
+    x = make_inputs(batch_max, "t")
+    _, w = batch_max(x.big.q, x.big.k, x.v)
+    assert (w.sum(dim=-1) == 0).any() and not w.isnan().any()  # rows of 0, not NaN
+    _, w = scaled_dot_product_attention(x.big.q, x.big.k, x.v)
+    assert torch.allclose(w.sum(dim=-1), torch.ones(()))
