@@ -1,7 +1,7 @@
 """What 8.3's custom backward buys over gradient checkpointing (docs/08-long-sequences.md).
 
-Checkpointing the teaching loop per query block also trains in O(n) memory (Rabe and
-Staats, 2021): the forward keeps no intermediates, and the backward recomputes one query
+Checkpointing the teaching loop per query block also trains in O(n) memory (coarser than
+Rabe and Staats, 2021, who checkpoint each key chunk): the forward keeps no intermediates, and the backward recomputes one query
 block at a time. But while autograd differentiates that block, it holds the block's
 intermediates for all n_k keys; the custom backward of ``chunked_attention`` holds one
 (block_q, block_k) tile at a time. Measured in bytes of live tensors (deterministic),
