@@ -169,6 +169,9 @@ def trace_memory() -> Iterator[list[Access]]:
     import numpy as np
     from triton.runtime.interpreter import interpreter_builder as builder
 
+    if not INTERPRETED:
+        raise RuntimeError("trace_memory: needs triton's interpreter; set "
+                           "TRITON_INTERPRET=1 before the first import of triton")
     log: list[Access] = []
     load, store = builder.create_masked_load, builder.create_masked_store
 
