@@ -33,7 +33,7 @@ from torch.utils._pytree import tree_leaves
 from selfattn.validation import check_bool, check_qkv, shape_str
 
 if not torch.cuda.is_available():  # 没有 GPU：让 triton 的解释器在 CPU 上执行内核
-    if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
+    if sys.modules.get("triton") and os.environ.get("TRITON_INTERPRET") != "1":
         raise ImportError(
             "selfattn.triton_attention: triton was imported before TRITON_INTERPRET=1 "
             "was set, and there is no CUDA device; import this module before triton "
