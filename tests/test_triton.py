@@ -185,6 +185,17 @@ try:
     import selfattn.triton_attention
 except ImportError as err:
     print("triton first:", err)
+os.environ["TRITON_INTERPRET"] = "1"  # too late: triton.language was built for the compiler
+import triton.language as tl
+
+@triton.jit
+def fill(X):
+    tl.store(X + tl.arange(0, 16), tl.zeros([16], tl.float32))
+
+try:
+    fill[(1,)](torch.empty(16))
+except Exception as err:
+    print("set after import:", type(err).__name__)
 """
 
 
@@ -196,5 +207,6 @@ def test_imports() -> None:
     lines = run.stdout.splitlines()
     assert lines[0] == "core imports triton: False"
     assert lines[1] == 'without triton: selfattn.triton_attention needs triton: pip install "selfattn[triton]"'
-    if not torch.cuda.is_available():
+    if not torch.cuda.is_available():  # the guard is for CPU-only machines, where setting it late fails
         assert lines[2].startswith("triton first: selfattn.triton_attention: triton was imported before TRITON_INTERPRET=1")
+        assert lines[3] == "set after import: InterpreterError"
