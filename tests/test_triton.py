@@ -16,13 +16,13 @@ import torch
 import torch.nn.functional as F
 
 import selfattn.triton_attention as triton_attention  # make test installs the extra: no skip without it
+from benchmarks.traffic import TorchTraffic, moved_bytes, trace_memory
 from selfattn.chunked import chunked_attention
 
 fused_attention = triton_attention.fused_attention
-trace_memory = triton_attention.trace_memory
 ROOT = Path(__file__).resolve().parents[1]
 DEVICE = "cpu" if triton_attention.INTERPRETED else "cuda"
-interpreter_only = pytest.mark.skipif(not triton_attention.INTERPRETED, reason="trace_memory needs triton's interpreter")
+interpreter_only = pytest.mark.skipif(not triton_attention.INTERPRETED, reason="needs triton's interpreter")
 
 # (B, h, n_q, n_k, d, is_causal, block_m, block_n): n from 1 to 300, mostly not a multiple of the block,
 # n_q != n_k both ways, d in {16, 32, 64}, tiles of 16 to 128. Kept small: the interpreter runs each
@@ -125,13 +125,12 @@ def test_bytes_moved_follow_the_loop(is_causal: bool) -> None:
     assert read["q"] == 2 * n * d * 4
     if not is_causal:
         assert read["k"] == read["v"] == 2 * T * n * d * 4
-    stored = sum(a.addresses.size * a.itemsize for a in log if a.kind == "store")
-    assert stored == 2 * (n * d * 4 + n * 4)
+    assert moved_bytes(log, "store") == 2 * (n * d * 4 + n * 4)
 
 
 def test_torch_traffic_counts_ops_not_views() -> None:
     a, b = torch.randn(32, 16), torch.randn(16, 8)
-    with triton_attention.TorchTraffic() as t:
+    with TorchTraffic() as t:
         a.t().contiguous()  # a view, then a copy: reads 32·16, writes 32·16
         a @ b  # reads both, writes (32, 8)
         torch.zeros_like(a)  # reads nothing, writes (32, 16)

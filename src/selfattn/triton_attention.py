@@ -6,13 +6,11 @@
 # --- docs/08-triton.md § 8.5.3 内核 ---
 """8.3's online softmax as one fused Triton kernel: the forward pass, tiles on chip.
 
-One program computes one query tile of one (batch, head): it loads its queries once,
-loops over the key tiles, keeps the scores, ``m``, ``l`` and the output tile on chip,
-and writes only the output and the log-sum-exp (FlashAttention-2's order).
-
-Needs triton: ``pip install "selfattn[triton]"``. Without CUDA the module sets
-``TRITON_INTERPRET=1`` before it imports triton, so the same kernel runs on CPU
-tensors in triton's interpreter (to check it, not to be fast).
+One program per query tile and (batch, head) reads its queries once, loops over the
+key tiles with ``m``, ``l`` and the output tile on chip, and writes only the output
+and the log-sum-exp. Needs ``pip install "selfattn[triton]"``. Without CUDA the module
+sets ``TRITON_INTERPRET=1`` before importing triton: the kernel runs on CPU tensors
+in triton's interpreter (to check it, not to be fast).
 """
 
 from __future__ import annotations
@@ -20,15 +18,9 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
 
 import torch
 from torch import Tensor
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
 from selfattn.validation import check_bool, check_qkv, shape_str
 
@@ -146,81 +138,3 @@ def _check_inputs(q: Tensor, k: Tensor, v: Tensor, is_causal: bool,
         if isinstance(size, bool) or not isinstance(size, int) or size < 16 \
                 or size & (size - 1):
             raise ValueError(f"{fn}: {name} must be a power of 2 >= 16, got {size!r}")
-
-
-# --- docs/08-triton.md § 8.5.6 IO：数一数搬运的字节 ---
-@dataclass
-class Access:
-    """One ``tl.load`` or ``tl.store`` of one program: the addresses it moved."""
-
-    kind: str  # "load" or "store"
-    program: tuple[int, int, int]  # tl.program_id(0), (1), (2)
-    addresses: Any  # numpy array of the unmasked byte addresses
-    itemsize: int  # bytes per element
-
-
-@contextmanager
-def trace_memory() -> Iterator[list[Access]]:
-    """Record every load and store the kernels launched inside execute.
-
-    Interpreter only (``TRITON_INTERPRET=1``): it wraps the masked load and store of
-    triton's interpreter, so it sees exactly the elements the kernel moves.
-    """
-    import numpy as np
-    from triton.runtime.interpreter import interpreter_builder as builder
-
-    if not INTERPRETED:
-        raise RuntimeError("trace_memory: needs triton's interpreter; set "
-                           "TRITON_INTERPRET=1 before the first import of triton")
-    log: list[Access] = []
-    load, store = builder.create_masked_load, builder.create_masked_store
-
-    def record(kind: str, ptrs: Any, mask: Any) -> None:
-        moved = ptrs.data[np.broadcast_to(mask.data, ptrs.data.shape)]  # 掩码为真的地址
-        size = ptrs.get_element_ty().primitive_bitwidth // 8
-        log.append(Access(kind, builder.grid_idx, moved, size))
-
-    def traced_load(ptrs: Any, mask: Any, *args: Any) -> Any:
-        record("load", ptrs, mask)
-        return load(ptrs, mask, *args)
-
-    def traced_store(ptrs: Any, value: Any, mask: Any, *args: Any) -> Any:
-        record("store", ptrs, mask)
-        return store(ptrs, value, mask, *args)
-
-    builder.create_masked_load, builder.create_masked_store = traced_load, traced_store
-    try:
-        yield log
-    finally:  # 删掉实例属性，恢复类上的原方法
-        del builder.create_masked_load, builder.create_masked_store
-
-
-# --- docs/08-triton.md § 8.5.6 IO：数一数搬运的字节 ---
-class TorchTraffic(TorchDispatchMode):
-    """Bytes that eager PyTorch ops move to and from memory, one kernel per op.
-
-    Each op reads its tensor arguments once and writes its results once; a view
-    moves nothing, and an op that takes only a shape (``zeros_like``) reads nothing.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]
-        self.read = self.written = 0
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                           kwargs: Any = None) -> Any:
-        out = func(*args, **(kwargs or {}))
-        name = func.overloadpacket.__name__
-        alias = [r.alias_info for r in func._schema.returns]  # 返回值是否与输入共享存储
-        view = bool(alias) and alias[0] is not None and not alias[0].is_write
-        if not view and name != "_unsafe_view":  # 视图：不搬运
-            if not name.startswith(("empty", "new_")) and not name.endswith("_like"):
-                self.read += _nbytes((args, kwargs))
-            if not name.startswith("empty") and name != "new_empty":
-                self.written += _nbytes(out)
-        return out
-
-
-def _nbytes(tree: Any) -> int:
-    return sum(t.numel() * t.element_size() for t in tree_leaves(tree)
-               if isinstance(t, torch.Tensor))
