@@ -94,3 +94,10 @@ class TorchTraffic(TorchDispatchMode):
 
 def _nbytes(tree: Any) -> int:
     return sum(t.numel() * t.element_size() for t in tree_leaves(tree) if isinstance(t, torch.Tensor))
+
+
+def torch_bytes(fn: Any, *args: Any) -> int:
+    """Bytes that ``fn(*args)`` moves under :class:`TorchTraffic`, without autograd."""
+    with torch.no_grad(), TorchTraffic() as traffic:
+        fn(*args)
+    return traffic.read + traffic.written
