@@ -30,7 +30,7 @@ if not torch.cuda.is_available():  # 没有 GPU：让 triton 的解释器在 CPU
             "selfattn.triton_attention: triton was imported before TRITON_INTERPRET=1 "
             "was set, and there is no CUDA device; import this module before triton "
             "(or set TRITON_INTERPRET=1 before the first import of triton)")
-    os.environ["TRITON_INTERPRET"] = "1"  # 必须在 import triton 之前
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # 必须在 import triton 之前
 try:
     import triton
     import triton.language as tl
