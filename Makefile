@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(TORCH_PIP_ARGS) "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[docs,test]"
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[docs,test,triton]"
 	touch $@
 
 # Chromium and a CJK font for the browser tests (Debian packages; needs root or sudo).

@@ -15,7 +15,16 @@ digest of each program's code (``tools.codeblocks.code_key``).
 
 from __future__ import annotations
 
+import glob
+import os
+
 import pytest
+
+# Triton chooses at its import between compiled and interpreted kernels, and torch's own tools import it early
+# (torch.utils.flop_counter, the profiler, dispatch modes). Without a GPU only the interpreter runs a kernel: choose
+# it before any test or book block can import triton (8.5, selfattn.triton_attention; no torch import here).
+if not glob.glob("/dev/nvidia[0-9]*"):
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 CUDA_REASON = "needs CUDA: torch.cuda.is_available() is False on this machine"
 

@@ -9,6 +9,8 @@ per language. ``mkdocs serve --dirty`` (``make serve``) rebuilds only the saved 
 
 from __future__ import annotations
 
+import glob
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,12 @@ from tools.build import (
     watching,
     wheel,
 )
+
+
+# Triton chooses at its import between compiled and interpreted kernels, and a figure may import it early through
+# torch (torch.utils.flop_counter in chapter 1). Without a GPU only the interpreter runs a kernel (8.5's figures).
+if not glob.glob("/dev/nvidia[0-9]*"):
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
 def root_of(config: Any) -> Path:
