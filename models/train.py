@@ -14,9 +14,9 @@ unknown symbol, so any text from the book encodes), and halving the bytes is eno
 (Chinese: 959 characters x 96 plus three blocks, about 0.88 MB). float16 rather than
 bfloat16: the weights are small numbers, and float16's 10-bit mantissa rounds them 8x
 more finely than bfloat16's 7 bits (the validation loss moved by less than 0.001).
-``meta`` records :func:`fingerprint` (sha256 of the corpus, of ``CONFIG`` and of the
-code of the package sources used in training: their syntax trees without docstrings)
-and the measured numbers: validation loss, the unigram
+``meta`` records :func:`fingerprint` (sha256 of the corpus, of the data trained on, of
+``CONFIG`` and of the code that determines the weights, ``WEIGHTS_CODE``: the syntax
+trees of those functions without docstrings) and the measured numbers: validation loss, the unigram
 and bigram baselines, the share of real words in a sample (meaningful for English), the
 steps and seconds. The numbers are measured on the stored float16 weights.
 ``tests/test_charlm.py`` fails, naming ``make model``, as soon as a fingerprint differs.
@@ -42,13 +42,23 @@ EDITIONS = {"zh": ("docs/labs/data/book.txt", "models/charlm.pt", "注意力"),
             "en": ("docs/labs/data/book.en.txt", "models/charlm.en.pt", "Attention")}
 CONFIG: dict[str, Any] = {
     "block_size": 64, "d_model": 96, "num_heads": 4, "num_layers": 3, "dropout": 0.0,
-    "steps": 1000, "batch_size": 32, "lr": 3e-3, "warmup": 50, "weight_decay": 0.1,
+    "steps": 1500, "batch_size": 32, "lr": 3e-3, "warmup": 50, "weight_decay": 0.1,
     "clip": 1.0, "seed": 0,
 }
-# selfattn.charlm and the package modules it imports, directly or not
-# (tests/test_charlm.py checks this list against the imports).
-SOURCES = ("charlm.py", "functional.py", "masks.py", "model.py", "multihead.py",
-           "validation.py")
+# The code that determines the weights, by file and qualified name: the model, the
+# attention path that training takes (``need_weights=False``, so torch's SDPA; not the
+# explicit path of chapter 5), the optimizer, the schedule and the training loop.
+# Loading the text, sampling, saving and the input checks are left out: an edit there
+# cannot change a weight. tests/test_charlm.py traces a few training steps and checks
+# this list against the package functions they call (less the checks, which only raise).
+WEIGHTS_CODE = {
+    "src/selfattn/model.py": ("Block.__init__", "Block.forward", "CharLM.__init__",
+                              "CharLM.embed", "CharLM.forward"),
+    "src/selfattn/multihead.py": ("MultiHeadSelfAttention.__init__",
+                                  "MultiHeadSelfAttention.forward"),
+    "src/selfattn/charlm.py": ("batch", "lm_loss", "make_optimizer", "lr_at", "train"),
+    "models/train.py": ("train_edition",),
+}
 # How meta's sample is drawn (not hashed: `python -m models.train --measure` redraws).
 SAMPLE = {"tokens": 2000, "temperature": 0.7, "top_k": 10, "seed": 0}
 
@@ -57,28 +67,61 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def code_only(text: str) -> str:
-    """A module's syntax tree without its docstrings (comments are not in the tree).
+def code_only(node: ast.AST) -> str:
+    """A syntax tree without its docstrings (comments are not in the tree).
 
     What training depends on is the code: a comment or a docstring edit in a chapter's
     titled block must not make the committed models stale, a changed line of code must.
     """
-    tree = ast.parse(text)
     scopes = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-    for node in ast.walk(tree):
-        if isinstance(node, scopes) and ast.get_docstring(node) is not None:
-            node.body = node.body[1:] or [ast.Pass()]
-    return ast.dump(tree)
+    for sub in ast.walk(node):
+        if isinstance(sub, scopes) and ast.get_docstring(sub) is not None:
+            sub.body = sub.body[1:] or [ast.Pass()]
+    return ast.dump(node)
+
+
+def definitions(text: str) -> dict[str, ast.AST]:
+    """The functions and methods of a module by qualified name (``Block.forward``)."""
+    found: dict[str, ast.AST] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found[prefix + child.name] = child
+                visit(child, f"{prefix}{child.name}.")
+
+    visit(ast.parse(text), "")
+    return found
+
+
+def code_hash(texts: dict[str, str] | None = None) -> str:
+    """sha256 of the definitions in ``WEIGHTS_CODE`` (``texts``: a file's text by path,
+    to hash an edited copy; by default the files as they are)."""
+    parts = []
+    for path, names in WEIGHTS_CODE.items():
+        text = (texts or {}).get(path) or (ROOT / path).read_text(encoding="utf-8")
+        defs = definitions(text)
+        parts += [f"{path}:{name}:{code_only(defs[name])}" for name in names]
+    return sha256("\n".join(parts).encode())
+
+
+def data_hash(lang: str) -> str:
+    """sha256 of what training reads: the vocabulary and the training ids, as
+    ``load_corpus`` returns them (so a change to how the text is split shows)."""
+    from selfattn.charlm import load_corpus
+
+    vocab, train_data, _ = load_corpus(ROOT / EDITIONS[lang][0])
+    return sha256(vocab.chars.encode() + train_data.numpy().tobytes())
 
 
 def fingerprint(lang: str) -> dict[str, str]:
-    """The hashes a model records: the corpus, ``CONFIG``, the sources' code."""
-    src = ROOT / "src/selfattn"
+    """The hashes a model records: the corpus file, the data trained on, ``CONFIG`` and
+    the code that determines the weights (``WEIGHTS_CODE``)."""
     return {
         "corpus": sha256((ROOT / EDITIONS[lang][0]).read_bytes()),
+        "data": data_hash(lang),
         "config": sha256(json.dumps(CONFIG, sort_keys=True).encode()),
-        "source": sha256("".join(name + code_only((src / name).read_text("utf-8"))
-                                 for name in SOURCES).encode()),
+        "code": code_hash(),
     }
 
 
