@@ -448,3 +448,20 @@ def test_the_hashed_code_is_all_that_training_runs() -> None:
 def test_load_corpus_takes_a_str_or_a_path(corpus: Path) -> None:
     a, b = charlm.load_corpus(str(corpus)), charlm.load_corpus(corpus)
     assert a[0].chars == b[0].chars and torch.equal(a[1], b[1]) and torch.equal(a[2], b[2])
+
+
+def test_evaluate_is_the_mean_loss_over_consecutive_windows() -> None:
+    """Each character of ``data`` predicted once, in windows of block_size; the tail that
+    does not fill a window is left out; the mean over all windows, in eval mode."""
+    torch.manual_seed(0)
+    vocab = Vocab.of(TEXT)
+    data = vocab.encode(TEXT)[:8 * 70 + 5]  # 70 windows of 8 (more than one batch of 64)
+    model = CharLM(len(vocab.chars), 8, d_model=16, num_heads=2, num_layers=1, dropout=0.5)
+    model.train()
+    x, y = data[:560].view(70, 8), data[1:561].view(70, 8)
+    with torch.no_grad():
+        model.eval()
+        want = torch.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten()).item()
+        model.train()
+    assert charlm.evaluate(model, data) == pytest.approx(want, rel=1e-6)
+    assert model.training  # restored
