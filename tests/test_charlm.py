@@ -465,3 +465,11 @@ def test_evaluate_is_the_mean_loss_over_consecutive_windows() -> None:
         model.train()
     assert charlm.evaluate(model, data) == pytest.approx(want, rel=1e-6)
     assert model.training  # restored
+
+
+def test_batch_targets_are_the_windows_shifted_by_one() -> None:
+    data = torch.arange(100)
+    x, y = charlm.batch(data, 8, 5, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (5, 8)
+    assert torch.equal(y, x + 1)  # data[i] = i: the target of x[.., j] is the next id
+    assert len(set(x[:, 0].tolist())) > 1  # random starts
