@@ -420,6 +420,7 @@ CHECKS = {"check_positive_int", "check_bool", "check_tokens", "check_mask",
           "MultiHeadSelfAttention._check"}
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="code objects name their class from 3.11")
 def test_the_hashed_code_is_all_that_training_runs() -> None:
     """Trace building a model and a few training steps: every function of the package
     that runs is in WEIGHTS_CODE, or is a check that only raises."""
