@@ -3,7 +3,7 @@
 #   make serve-timing   time that loop: save a chapter (and a lab), seconds until the browser reloads
 #   make test    run every test: tangle check, strict site build, unit tests and every code block
 #   make test BROWSER=0   the same without the browser tests (installs no Chromium, no font)
-#   make model   retrain the committed models of chapter 10 (models/*.pt; minutes, not part of make test)
+#   make model   retrain the committed models of chapter 10 (models/*.pt; about half an hour, not part of make test)
 # Both create or reuse .venv and install what they need, the CPU build of torch first.
 
 PYTHON     ?= python3
@@ -126,9 +126,12 @@ bench: $(STAMP)
 bench-model: $(STAMP)
 	$(BIN)/python -m benchmarks.model
 
-# The committed models of chapter 10 and the explorer (models/charlm.pt, models/charlm.en.pt; minutes):
+# The committed models of chapter 10 and the explorer (models/charlm.pt, models/charlm.en.pt):
 # rebuild the corpus snapshots from chapters 1-9 (tools/corpus.py), then train one model per edition,
 # both in parallel, one thread each, seeded (models/train.py). Commit the two .pt files and the snapshots.
+# Cost: 1500 steps each, about half an hour on 2 cores (1457 s and 1591 s recorded in the checkpoints'
+# meta, on a machine shared with other jobs). Measuring the English samples needs a dictionary:
+# apt-get install wamerican.
 model: $(STAMP)
 	$(BIN)/python -m tools.corpus
 	OMP_NUM_THREADS=1 $(BIN)/python -m models.train

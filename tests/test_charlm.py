@@ -348,30 +348,129 @@ def test_committed_model_is_small_and_beats_the_bigram(lang: str) -> None:
     assert (meta["unigram"], meta["bigram"]) == (round(unigram, 4), round(bigram, 4))
     val = charlm.evaluate(model, val_data[:8193])  # a quarter or so: seconds
     assert val < bigram - 0.3 and meta["val_loss"] < bigram - 0.3, (val, meta)
-    if lang == "en":
-        assert meta["real_words"] >= 0.8, meta
+    if lang == "en":  # the goal, on the recorded median of 3 samples (models/train.py)
+        shares = meta["dict_shares"]
+        assert sorted(shares["words"])[1] >= 0.85 and sorted(shares["long"])[1] >= 0.70, meta
 
 
-def test_the_source_fingerprint_is_the_code_not_its_comments_or_docstrings() -> None:
-    """A comment or docstring edit leaves a committed model current; a code edit does not."""
-    text = (ROOT / "src/selfattn/functional.py").read_text(encoding="utf-8")
-    base = train_mod.code_only(text)
-    assert train_mod.code_only(text.replace('"""', '"""Edited. ', 1)) == base
-    assert train_mod.code_only(text + "\n# a new comment\n") == base
-    assert "dim=-1, dtype" in text
-    assert train_mod.code_only(text.replace("dim=-1, dtype", "dim=-2, dtype", 1)) != base
+def edit(path: str, old: str, new: str) -> str:
+    """models.train.code_hash() with one edit to one file (the file itself is untouched)."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    assert text.count(old) == 1, (path, old)
+    return train_mod.code_hash({path: text.replace(old, new)})
 
 
-def test_the_hashed_sources_are_what_charlm_imports() -> None:
-    """SOURCES lists selfattn.charlm and every package module it imports (transitively)."""
-    src = ROOT / "src/selfattn"
-    todo, seen = ["charlm"], set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for node in ast.walk(ast.parse((src / f"{name}.py").read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("selfattn."):
-                todo.append(node.module.split(".")[1])  # type: ignore[union-attr]
-    assert sorted(f"{n}.py" for n in seen) == sorted(train_mod.SOURCES)
+MODEL, CHARLM, MHA = "src/selfattn/model.py", "src/selfattn/charlm.py", "src/selfattn/multihead.py"
+
+
+def test_the_code_hash_is_the_code_not_its_comments_or_docstrings() -> None:
+    base = train_mod.code_hash()
+    forward = "x = x + self.drop(a)"
+    assert edit(MODEL, forward, forward + "  # an edited comment") == base
+    assert edit(MODEL, '"""Pre-LN block:', '"""Edited. Pre-LN block:') == base
+    assert edit(MODEL, forward, "x = x + 0.5 * self.drop(a)") != base
+
+
+@pytest.mark.parametrize(("path", "old", "new"), [
+    # what cannot change a weight: reading the text, sampling, the input checks
+    (CHARLM, "text = read_text(Path(path))", "text = read_text(Path(path).resolve())"),
+    (MODEL, "idx = torch.cat([idx, nxt], dim=1)", "idx = torch.cat((idx, nxt), dim=1)"),
+    (MODEL, "if max_new_tokens < 0:", "if max_new_tokens < -1:"),  # check_generate
+    (MHA, "raise TypeError(\n                \"from_torch", "raise ValueError(\n"
+          "                \"from_torch"),
+])
+def test_an_edit_that_cannot_change_the_weights_keeps_the_models_current(
+        path: str, old: str, new: str) -> None:
+    """load_corpus, generate, the checks, from_torch: no `make model` after such an edit."""
+    assert edit(path, old, new) == train_mod.code_hash()
+
+
+@pytest.mark.parametrize(("path", "old", "new"), [
+    (MODEL, "x = x + self.drop(self.ff(self.ln2(x)))", "x = self.drop(self.ff(self.ln2(x)))"),
+    (MODEL, "nn.init.normal_(emb.weight, std=0.02)", "nn.init.normal_(emb.weight, std=0.01)"),
+    (MHA, "q, k, v = qkv.chunk(3, dim=-1)", "k, q, v = qkv.chunk(3, dim=-1)"),
+    (CHARLM, "return lr / 10 + 0.9 * lr", "return lr / 20 + 0.95 * lr"),
+    (CHARLM, "torch.nn.utils.clip_grad_norm_(model.parameters(), clip)", "pass"),
+    ("models/train.py", "torch.manual_seed(c[\"seed\"])", "torch.manual_seed(1)"),
+])
+def test_an_edit_to_the_model_or_training_makes_the_models_stale(path: str, old: str,
+                                                                  new: str) -> None:
+    """Block.forward, the initialization, the attention, the schedule, the loop."""
+    assert edit(path, old, new) != train_mod.code_hash()
+
+
+def test_a_changed_split_of_the_corpus_makes_the_models_stale(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The data hash is of what load_corpus returns, not of its code."""
+    before = train_mod.data_hash("en")
+    real = charlm.load_corpus
+
+    def split_80(path: str | Path) -> tuple[Vocab, torch.Tensor, torch.Tensor]:
+        vocab, train, val = real(path)
+        data = torch.cat([train, val])
+        return vocab, data[: int(0.8 * len(data))], data[int(0.8 * len(data)):]
+
+    monkeypatch.setattr(charlm, "load_corpus", split_80)
+    assert train_mod.data_hash("en") != before
+
+
+# The package functions that training calls but that cannot change a weight: they only
+# check their input and raise.
+CHECKS = {"check_positive_int", "check_bool", "check_tokens", "check_mask",
+          "MultiHeadSelfAttention._check"}
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="code objects name their class from 3.11")
+def test_the_hashed_code_is_all_that_training_runs() -> None:
+    """Trace building a model and a few training steps: every function of the package
+    that runs is in WEIGHTS_CODE, or is a check that only raises."""
+    hashed = {name for names in train_mod.WEIGHTS_CODE.values() for name in names}
+    src = str(ROOT / "src/selfattn")
+    called: set[str] = set()
+
+    def profile(frame, event, arg):  # type: ignore[no-untyped-def]
+        if frame.f_code.co_filename.startswith(src):  # a "call": no line events asked
+            called.add(frame.f_code.co_qualname.split(".<locals>")[0])
+
+    vocab = Vocab.of(TEXT)
+    data = vocab.encode(TEXT)
+    sys.settrace(profile)
+    try:
+        torch.manual_seed(0)
+        model = CharLM(len(vocab.chars), 8, d_model=16, num_heads=2, num_layers=1)
+        opt = charlm.make_optimizer(model, 1e-3, 0.1)
+        charlm.train(model, data, 2, batch_size=4, lr=1e-3, warmup=1, total=3, opt=opt)
+    finally:
+        sys.settrace(None)
+    assert {"Block.forward", "CharLM.__init__", "train", "lr_at"} <= called
+    assert called - hashed <= CHECKS, sorted(called - hashed - CHECKS)
+
+
+def test_load_corpus_takes_a_str_or_a_path(corpus: Path) -> None:
+    a, b = charlm.load_corpus(str(corpus)), charlm.load_corpus(corpus)
+    assert a[0].chars == b[0].chars and torch.equal(a[1], b[1]) and torch.equal(a[2], b[2])
+
+
+def test_evaluate_is_the_mean_loss_over_consecutive_windows() -> None:
+    """Each character of ``data`` predicted once, in windows of block_size; the tail that
+    does not fill a window is left out; the mean over all windows, in eval mode."""
+    torch.manual_seed(0)
+    vocab = Vocab.of(TEXT)
+    data = vocab.encode(TEXT)[:8 * 70 + 5]  # 70 windows of 8 (more than one batch of 64)
+    model = CharLM(len(vocab.chars), 8, d_model=16, num_heads=2, num_layers=1, dropout=0.5)
+    model.train()
+    x, y = data[:560].view(70, 8), data[1:561].view(70, 8)
+    with torch.no_grad():
+        model.eval()
+        want = torch.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten()).item()
+        model.train()
+    assert charlm.evaluate(model, data) == pytest.approx(want, rel=1e-6)
+    assert model.training  # restored
+
+
+def test_batch_targets_are_the_windows_shifted_by_one() -> None:
+    data = torch.arange(100)
+    x, y = charlm.batch(data, 8, 5, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (5, 8)
+    assert torch.equal(y, x + 1)  # data[i] = i: the target of x[.., j] is the next id
+    assert len(set(x[:, 0].tolist())) > 1  # random starts

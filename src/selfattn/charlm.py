@@ -60,13 +60,13 @@ class Vocab:
         return "".join(self.chars[i] for i in ids.tolist())
 
 
-def load_corpus(path: Path) -> tuple[Vocab, Tensor, Tensor]:
+def load_corpus(path: str | Path) -> tuple[Vocab, Tensor, Tensor]:
     """Read a UTF-8 text file; its vocabulary, the first 90 % and the last 10 % as ids.
 
     Shape:
         - train: ``(N_train,)``; validation: ``(N - N_train,)``
     """
-    text = read_text(path)
+    text = read_text(Path(path))
     vocab = Vocab.of(text)
     data = vocab.encode(text)  # (N,)
     split = int(0.9 * len(data))

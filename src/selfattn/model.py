@@ -93,7 +93,7 @@ class CharLM(nn.Module):
         self.ln = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size, bias=False)
         self.head.weight = self.tok.weight  # 权重共享：输出层就是词元嵌入矩阵
-        for emb in (self.tok, self.pos):  # GPT-2 的初始化：共享后 logits 起初接近 0
+        for emb in (self.tok, self.pos):  # N(0, 0.02²)：共享后 logits 起初接近 0
             nn.init.normal_(emb.weight, std=0.02)
 
     def embed(self, idx: Tensor, start: int = 0) -> Tensor:
