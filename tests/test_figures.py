@@ -165,6 +165,30 @@ def test_the_cache_key_covers_the_code_the_id_the_package_and_the_tools(book: Pa
     assert words == figures.cache_key("#| caption: Two.\n#| alt: B.\nx = 1", "fig-1-1", inputs), "words draw nothing"
 
 
+def test_the_cache_key_covers_every_file_a_figure_of_the_book_reads_and_no_other_data(tmp_path: Path) -> None:
+    """Found from the figure blocks themselves (their chains, as the build runs them): each file a
+    figure names (chapter 10's checkpoints), copied with the package into a bare book, moves the key
+    when its bytes change; and each data pattern of ``INPUTS`` matches a file some figure reads."""
+    import shutil
+
+    from tools.build.hashing import files_read
+
+    read = set()
+    for page, figure in book_figures():
+        read.update(files_read(figures.chain_code(page.read_text(encoding="utf-8"), figure.fence), ROOT))
+    assert "models/charlm.en.pt" in read, sorted(read)
+    for pattern in figures.INPUTS[1:]:  # the first is the package's sources
+        assert any(Path(name).match(pattern) for name in read), f"INPUTS claims {pattern}, which no figure reads"
+    shutil.copytree(ROOT / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in sorted(read):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, tmp_path / name)
+        before = figures.inputs_key(tmp_path)
+        with (tmp_path / name).open("ab") as f:
+            f.write(b"\n")
+        assert figures.inputs_key(tmp_path) != before, f"{name}: read by a figure, not in its cache key"
+
+
 def test_a_package_change_renders_the_figures_again(book: Path, executed: list[str]) -> None:
     build(PAGE, book)
     (book / "src" / "pkg" / "__init__.py").write_text("X = 2\n", encoding="utf-8")

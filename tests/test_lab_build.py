@@ -237,24 +237,45 @@ def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None
 def test_the_cache_key_covers_sources_data_and_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tools.build import hashing, labs
 
-    (tmp_path / "src" / "selfattn").mkdir(parents=True)
-    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
     module = tmp_path / "src" / "selfattn" / "m.py"
-    data = tmp_path / "benchmarks" / "results" / "cpu.json"
-    module.write_text("X = 1\n", encoding="utf-8")
-    data.write_text("{}\n", encoding="utf-8")
+    data = [tmp_path / name for name in ("benchmarks/results/cpu.json", "docs/labs/data/book.en.txt", "models/charlm.pt")]
+    for path in [module, *data]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("X = 1\n", encoding="utf-8")
     keys = [labs.lab_inputs_key(tmp_path)]
     assert labs.lab_inputs_key(tmp_path) == keys[0], "the key is reproducible"
     module.write_text("X = 2\n", encoding="utf-8")
     keys.append(labs.lab_inputs_key(tmp_path))
-    data.write_text('{"n": 1}\n', encoding="utf-8")
-    keys.append(labs.lab_inputs_key(tmp_path))
+    for path in data:  # the benchmark results, a corpus line appended, a retrained checkpoint
+        path.write_text("X = 1\nmore\n", encoding="utf-8")
+        keys.append(labs.lab_inputs_key(tmp_path))
     (tmp_path / "src" / "selfattn" / "new.py").write_text("", encoding="utf-8")
     keys.append(labs.lab_inputs_key(tmp_path))
     real = hashing.importlib.metadata.version
     monkeypatch.setattr(hashing.importlib.metadata, "version", lambda name: "9.9" if name == "torch" else real(name))
     keys.append(labs.lab_inputs_key(tmp_path))
     assert len(set(keys)) == len(keys), keys
+
+
+LABS = sorted((ROOT / "docs" / "labs").glob("*.py"))
+
+
+def test_every_file_a_lab_reads_is_in_its_cache_key(tmp_path: Path) -> None:
+    """Found from the labs themselves: each file a lab names (the corpus, a checkpoint, the benchmark
+    results), copied with the package into a bare repository, moves the key when its bytes change."""
+    from tools.build import labs
+
+    read = {path.name: labs.files_read_by_lab(path, ROOT) for path in LABS}
+    assert read["capstone.en.py"] == ["docs/labs/data/book.en.txt", "models/charlm.en.pt"], read
+    assert read["benchmarks.py"] == ["benchmarks/results/cpu.json"], read
+    shutil.copytree(ROOT / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in sorted({name for names in read.values() for name in names}):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, tmp_path / name)
+        before = labs.lab_inputs_key(tmp_path)
+        with (tmp_path / name).open("ab") as f:
+            f.write(b"\n")
+        assert labs.lab_inputs_key(tmp_path) != before, f"{name}: read by a lab, not in its cache key"
 
 
 def test_code_key_ignores_comments_and_assert_messages_only() -> None:

@@ -46,12 +46,16 @@ import symtable
 import sys
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 from IPython.core.displayhook import DisplayHook
 
 from tools.codeblocks import Chain, chains, program_key
-from tools.build.notebooks import LAB, NOTEBOOK_DIR, chapter_pages, lab_notebook, notebook_name
+from tools.build.labs import files_read_by_lab
+from tools.build.notebooks import (
+    LAB, NOTEBOOK_DIR, chapter_notebook, chapter_pages, data_cell, lab_ipynb, lab_notebook, notebook_name,
+)
 from tools.parity import english_path
 from tools.release import package_version, setup_cell
 from tools.tangle import load_config, nav_entries, parse_fences
@@ -100,10 +104,46 @@ def test_every_lab_has_its_notebook(site_dir: Path, lab: str, root: str) -> None
     code_markers = [line for line in text.splitlines() if line.startswith("# %%") and "[markdown]" not in line]
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     assert code[0] == setup_cell(package_version(ROOT), lang(root)), f"{lab}: the setup cell must come first"
-    assert len(code) == 1 + len(code_markers), lab
+    data = files_read_by_lab(source(lab, root), ROOT)
+    if data:  # then the files the lab reads, carried by the notebook
+        assert code[1] == data_cell(data, ROOT, lang(root)), f"{lab}: the data cell must come second"
+    assert len(code) == 1 + bool(data) + len(code_markers), lab
+    again = jupytext.writes(lab_ipynb(source(lab, root), ROOT, package_version(ROOT), lang(root)), fmt="ipynb")
+    assert path.read_text(encoding="utf-8").rstrip("\n") == again.rstrip("\n"), "the same sources, the same notebook"
     page = (site_dir / root / lab_notebook(lab)).parent / "index.html"
     assert path.name in page.read_text(encoding="utf-8"), f"{page} does not link to {path.name}"
     assert (path.parent / Path(lab).name).read_text(encoding="utf-8") == text, "the lab's source, beside its page"
+
+
+def test_notebooks_are_deterministic_and_the_data_cell_writes_what_the_lab_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Built twice from the same sources, a notebook is the same, cell ids included (nbformat draws
+    random ones). Run in an empty folder, a lab's data cell writes, byte for byte, each file the lab
+    names, at the path the lab reads it from; run again, or below a folder that has them (as in the
+    repository), it writes nothing."""
+    version = package_version(ROOT)
+    lab = ROOT / "docs" / "labs" / "benchmarks.en.py"
+    first, second = (lab_ipynb(lab, ROOT, version, "en") for _ in range(2))
+    assert [c.id for c in first.cells] == [c.id for c in second.cells] and first == second
+    assert len({c.id for c in first.cells}) == len(first.cells)
+    page = "# A\n\n```python\nx = 1\n```\n\n```python\nx = 1\n```\n"
+    ids = [[c.id for c in chapter_notebook(page, "a.md", "", version).cells] for _ in range(2)]
+    assert ids[0] == ids[1] and len(set(ids[0])) == len(ids[0]) == 5, ids  # two equal cells
+    data = files_read_by_lab(ROOT / "docs" / "labs" / "capstone.py", ROOT)
+    assert data == ["docs/labs/data/book.txt", "models/charlm.pt"], data
+    cell = data_cell(data, ROOT, "zh")
+    monkeypatch.chdir(tmp_path)
+    exec(cell, {})
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert written == data and all((tmp_path / n).read_bytes() == (ROOT / n).read_bytes() for n in data)
+    (tmp_path / data[0]).write_text("the reader's own corpus", encoding="utf-8")
+    exec(cell, {})
+    assert (tmp_path / data[0]).read_text(encoding="utf-8") == "the reader's own corpus", "nothing overwritten"
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # the files are in a folder above, as in the repository
+    exec(cell, {})
+    assert not any((tmp_path / "sub").iterdir()), "where the lab finds its files, it writes nothing"
 
 
 def test_the_chapters_are_found() -> None:

@@ -1,7 +1,11 @@
-"""A reader outside the repository: two notebooks downloaded from the site run top to bottom.
+"""A reader outside the repository: notebooks downloaded from the site run top to bottom.
 
-The reader has only the notebooks (chapter 5's and the scaling lab's), in a folder outside the
-repository, and a fresh virtual environment without ``selfattn``. The notebooks' setup cell
+The reader has only the notebooks (chapter 5's, the scaling lab's, the English benchmarks lab's and
+the capstone lab's), each in an empty folder outside the repository, and a fresh virtual environment
+without ``selfattn``. The labs that read files of the repository (the benchmark results, the corpus,
+a checkpoint) bring them in their data cell. The capstone lab trains for a minute or more: it runs
+through the cell that reads its corpus (the data cell's files are checked byte for byte by
+``tests/test_notebooks.py``, and the whole lab runs in the site's build). The notebooks' setup cell
 installs the package, here from the wheel the site offers (``$SELFATTN_WHEEL``, as an offline
 reader would; ``PIP_NO_INDEX`` makes sure nothing comes from a registry). This is also the test of
 installing the wheel: the package imported is the installed one, outside the repository, and it exposes
@@ -27,7 +31,13 @@ from tools.build.notebooks import NOTEBOOK_DIR, lab_notebook
 from tools.release import build_wheel, package_version
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = [f"{NOTEBOOK_DIR}/05-implementation.ipynb", lab_notebook("labs/scaling.py")]
+# Each notebook, and the text of its last cell to run (None: all of it).
+NOTEBOOKS = [
+    (f"{NOTEBOOK_DIR}/05-implementation.ipynb", None),
+    (lab_notebook("labs/scaling.py"), None),
+    ("en/" + lab_notebook("labs/benchmarks.py"), None),
+    ("en/" + lab_notebook("labs/capstone.py"), "load_corpus(root"),
+]
 # The cell appended to each notebook: where selfattn comes from, and what the installed package exposes.
 INSTALLED = """\
 import json, pathlib, selfattn
@@ -83,12 +93,17 @@ def test_downloaded_notebooks_set_themselves_up_outside_the_repo(
     before = subprocess.run([str(python), "-c", "import selfattn"], cwd=reader, capture_output=True, text=True)
     assert before.returncode != 0, "the fresh environment must not see selfattn before the setup cell"
 
-    for i, rel in enumerate(NOTEBOOKS):
-        path = reader / Path(rel).name
+    for i, (rel, upto) in enumerate(NOTEBOOKS):
+        folder = reader / Path(rel).stem  # an empty folder for each notebook
+        folder.mkdir()
+        path = folder / Path(rel).name
         shutil.copy2(site_dir / rel, path)
         nb = nbformat.read(path, as_version=4)
+        if upto is not None:
+            last = next(k for k, c in enumerate(nb.cells) if c.cell_type == "code" and upto in c.source)
+            nb.cells = nb.cells[: last + 1]
         nb.cells.append(nbformat.v4.new_code_cell(INSTALLED))
-        NotebookClient(nb, kernel_name="reader", timeout=600, resources={"metadata": {"path": str(reader)}}).execute()
+        NotebookClient(nb, kernel_name="reader", timeout=600, resources={"metadata": {"path": str(folder)}}).execute()
         setup = next(c for c in nb.cells if c.cell_type == "code")
         setup_out = "".join(o.get("text", "") for o in setup.outputs if o.output_type == "stream")
         if i == 0:

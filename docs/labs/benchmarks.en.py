@@ -11,6 +11,7 @@
 # %%
 import io
 import json
+import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -81,13 +82,21 @@ axes[0].legend(fontsize=8)
 fig.tight_layout()
 show(fig)
 
+# From n / 4 to the largest n: a slope of about 2 on every path (read from the JSON)
+t = {(r["mode"], r["path"], r["n"]): r["median_ms"] for r in res["time"]
+     if r["case"] == "attention"}
+for mode, path in {key[:2] for key in t}:
+    n1 = max(n for m, p, n in t if (m, p) == (mode, path))
+    slope = math.log(t[mode, path, n1] / t[mode, path, n1 // 4], 4)
+    assert 1.7 < slope < 2.3, (mode, path, slope)
+
 # %% [markdown]
 # ## Peak extra memory against $n$
 #
 # Each point is measured in a fresh subprocess (`benchmarks/memory.py`: reset the peak
 # RSS recorded by the kernel, run once, read `VmHWM`). The explicit implementation and
 # autograd applied directly to the loop (keys_only, for training) grow as $n^2$; SDPA
-# and the chunked implementation grow as $n$. Very small readings (a few MiB) are close
+# and the chunked implementation grow at most as $n$. Very small readings (a few MiB) are close
 # to the resolution of the measurement.
 
 # %%
@@ -107,6 +116,16 @@ axes[0].set_ylabel("MiB")
 axes[0].legend(fontsize=8)
 fig.tight_layout()
 show(fig)
+
+# From n / 2 to the largest n: explicit (and keys_only in training) about 4x,
+# that is n²; SDPA and chunked at most 2x
+peak = {(r["mode"], r["path"], r["n"]): r["peak_extra_mib"] for r in res["memory"]}
+n1 = max(n for _, _, n in peak)
+grows = {key: peak[key] / peak[(*key[:2], n1 // 2)] for key in peak if key[2] == n1}
+assert all(grows[m, "explicit", n1] > 3.5 for m in ("fwd", "fwd+bwd")), grows
+assert grows["fwd+bwd", "keys_only", n1] > 3.5, grows
+modes = ("fwd", "fwd+bwd")
+assert all(grows[m, p, n1] < 2.2 for m in modes for p in ("sdpa", "chunked")), grows
 
 # %% [markdown]
 # ## Table of ratios

@@ -9,6 +9,7 @@
 # %%
 import io
 import json
+import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -77,11 +78,19 @@ axes[0].legend(fontsize=8)
 fig.tight_layout()
 show(fig)
 
+# 最大的 n 比它的 1/4：每条路径的斜率都约为 2（读自上面的 JSON，不是新的计时）
+t = {(r["mode"], r["path"], r["n"]): r["median_ms"] for r in res["time"]
+     if r["case"] == "attention"}
+for mode, path in {key[:2] for key in t}:
+    n1 = max(n for m, p, n in t if (m, p) == (mode, path))
+    slope = math.log(t[mode, path, n1] / t[mode, path, n1 // 4], 4)
+    assert 1.7 < slope < 2.3, (mode, path, slope)
+
 # %% [markdown]
 # ## 峰值额外内存与 $n$
 #
 # 每个点在一个新的子进程中测得（`benchmarks/memory.py`：清零内核记录的 RSS 峰值，运行一次，读 `VmHWM`）。
-# 显式实现与对循环直接求导（keys_only，训练时）按 $n^2$ 增长；SDPA 与分块实现按 $n$ 增长。
+# 显式实现与对循环直接求导（keys_only，训练时）按 $n^2$ 增长；SDPA 与分块实现至多按 $n$ 增长。
 # 很小的读数（几 MiB）接近测量的分辨率。
 
 # %%
@@ -101,6 +110,16 @@ axes[0].set_ylabel("MiB")
 axes[0].legend(fontsize=8)
 fig.tight_layout()
 show(fig)
+
+# 最大的 n 比它的一半：显式实现（与训练时的 keys_only）约 4 倍，即 n²；
+# SDPA 与分块至多 2 倍
+peak = {(r["mode"], r["path"], r["n"]): r["peak_extra_mib"] for r in res["memory"]}
+n1 = max(n for _, _, n in peak)
+grows = {key: peak[key] / peak[(*key[:2], n1 // 2)] for key in peak if key[2] == n1}
+assert all(grows[m, "explicit", n1] > 3.5 for m in ("fwd", "fwd+bwd")), grows
+assert grows["fwd+bwd", "keys_only", n1] > 3.5, grows
+modes = ("fwd", "fwd+bwd")
+assert all(grows[m, p, n1] < 2.2 for m in modes for p in ("sdpa", "chunked")), grows
 
 # %% [markdown]
 # ## 比值表

@@ -95,6 +95,7 @@ assert n_params[1] == n_params[2] == 4 * D_MODEL**2 + 4 * D_MODEL, (
 )
 assert err2.max() < 0.02, f"the two-head model should learn both channels: {err2}"
 assert err1.max() > 5 * err2.max(), f"one head is worse on a channel: {err1}"
+assert err1[0] < 0.02, "the single head learns channel 0"
 assert err1[1] > 10 * err2.max(), f"the single-head model fails on channel 1: {err1}"
 
 # %% [markdown]
@@ -115,6 +116,10 @@ on_prev = [heads_all[:, j, torch.arange(N_TOK), prev].mean().item() for j in ran
 on_same = [(heads_all[:, j] * same_all).sum(-1).mean().item() for j in range(2)]
 print("mean weight on the previous token, per head:", [round(w, 2) for w in on_prev])
 print("mean weight on the same category, per head: ", [round(w, 2) for w in on_same])
+with torch.no_grad():
+    _, w1 = models[1](x_test)  # (512, n, n)
+on_prev_1 = w1[:, torch.arange(N_TOK), prev].mean().item()
+assert on_prev_1 > 0.8, "the single head looks at the previous token"
 p_head = max(range(2), key=lambda j: on_prev[j])  # the previous-token head
 assert on_prev[p_head] > 0.8 and on_same[1 - p_head] > 0.9, (
     "one head looks at the previous token, the other at the same category"
@@ -254,8 +259,8 @@ speedup = big["explicit_ms"] / big["sdpa_ms"]
 print(f"n = {big['n']}: explicit peak = {ratio_explicit:.2f} x one scores matrix, "
       f"with causal mask {ratio_causal:.2f} x")
 print(f"n {prev['n']} -> {big['n']}: explicit peak grows {growth:.2f} x")
-print(f"n = {big['n']}: SDPA forward is {speedup:.1f} x faster "
-      "than the explicit path on this machine")
+print(f"n = {big['n']}: explicit / SDPA forward time = {speedup:.1f} "
+      "on this machine (printed, never asserted)")
 assert 1.9 < ratio_explicit < 2.2, "scores and weights coexist: about 2 copies"
 assert 1.9 < ratio_causal < 2.3, "masked_fill frees the old scores: still ~2 copies"
 assert 3.8 < growth < 4.2, "n doubles, memory about 4x"
@@ -303,4 +308,4 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Two conclusions: the explicit path's memory is $n^2$, with a peak of about two score matrices (also with a causal mask: once `masked_fill` makes the new scores, the old ones are freed right away); SDPA never creates the whole `(B, h, n, n)` matrix as a tensor. On the machine that built this page it is also faster at larger $n$ (the times in the table are printed, never asserted). The explicit path's work (FLOPs) grows exactly as $n^2$. To do the same without a fused kernel, see [section 8.3](../../08-long-sequences/).
+# Two conclusions: the explicit path's memory is $n^2$, with a peak of about two score matrices (also with a causal mask: once `masked_fill` makes the new scores, the old ones are freed right away); SDPA never creates the whole `(B, h, n, n)` matrix as a tensor. The times of both are in the table too, printed and never asserted: they depend on the machine and its load. The explicit path's work (FLOPs) grows exactly as $n^2$. To do the same without a fused kernel, see [section 8.3](../../08-long-sequences/).

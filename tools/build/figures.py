@@ -19,7 +19,8 @@ For each page (:func:`place`, at ``on_page_markdown``):
   ``selfattn.plot.INK`` replaced by ``currentColor`` (one render legible in the light and the dark
   palette);
 * the SVG is cached in ``.cache/figures/`` under the hash of the chain's code, the figure's id,
-  the package sources (``src/**/*.py``), the benchmark data (as for the labs), the versions of
+  the package sources (``src/**/*.py``), the data files figures read (:data:`INPUTS`: the model
+  checkpoints of chapter 10; every file a figure names is matched), the versions of
   Python, matplotlib, torch and numpy, and this file (:func:`cache_key`): a warm rebuild executes
   nothing, and editing one figure block renders that figure alone, with any later figure whose
   ``cont`` chain runs through the edited code (its caption and alt text are not part of the key:
@@ -74,7 +75,7 @@ NUMBER = re.compile(r"^(?P<chapter>\d+)\.(?P<k>\d+)$")
 PAGE_CHAPTER = re.compile(r"^(?P<chapter>\d\d)-")  # docs/08-engineering.md: chapter 8
 INK = "#202124"  # selfattn.plot.INK: the colour that follows the page's text
 FIGURE_CACHE = ".cache/figures"
-INPUTS = ("src/**/*.py", "benchmarks/results/*.json")  # what a figure may read besides its code
+INPUTS = ("src/**/*.py", "models/*.pt")  # what figures read besides their code (no figure reads benchmarks/)
 TOOLS = ("matplotlib", "torch", "numpy")
 CAPTIONS = {
     "zh": '<span class="sa-figure-number">图 {number}</span>\u3000{caption}',
@@ -178,7 +179,8 @@ def chain_code(markdown: str, fence: Fence) -> str:
 
 
 def inputs_key(root: Path) -> str:
-    """A hash of what every figure depends on besides its code: the package sources, the tools, this file."""
+    """A hash of what every figure depends on besides its code: the package sources, the data figures read,
+    the tools, this file."""
     return inputs_hash(root, TOOLS, INPUTS, extra=Path(__file__).read_bytes())
 
 

@@ -41,3 +41,41 @@ def prune_unused(folder: Path, pattern: str, used: set[str], dirty: bool) -> Non
             if stale.name not in used:
                 stale.unlink()
     used.clear()
+
+
+def files_read(code: str, root: Path) -> list[str]:
+    """The files of ``root`` that Python ``code`` names by a constant path, sorted: a string
+    (``"models/charlm.pt"``) or a chain of constant parts joined with ``/`` after any start
+    (``root / "docs/labs/data/book.txt"``, ``Path("benchmarks") / "results" / "cpu.json"``).
+
+    What the labs and the figures read besides the package: the files their cache keys must hash,
+    and the files a lab's downloadable notebook must carry (``tools/build/notebooks.py``)."""
+    import ast
+
+    def parts(node: ast.AST) -> list[str]:
+        """The constant tail of a ``/`` chain; an unknown start (a variable) contributes nothing."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            return parts(node.left) + parts(node.right)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            return parts(node.args[0])  # Path("benchmarks")
+        return []
+
+    found = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            tail = parts(node)
+            candidates = ["/".join(tail[i:]) for i in range(len(tail))]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            candidates = [node.value]
+        else:
+            continue
+        for name in candidates:
+            if name and "\n" not in name and len(name) < 200 and not name.startswith(("/", ".")):
+                try:
+                    if (root / name).is_file():
+                        found.add(Path(name).as_posix())
+                except OSError:
+                    continue
+    return sorted(found)

@@ -2,11 +2,12 @@
 
 * The cache. :func:`use_cache` points mkdocs-jupyter's cache at ``.cache/labs/<key>/<lang>/``
   (outside ``docs/``, git-ignored), where ``<key>`` (:func:`lab_inputs_key`) hashes everything a
-  lab's output depends on besides its own text: the package sources ``src/**/*.py``, the benchmark
-  results the labs read, and the versions of Python, torch and the notebook tools. mkdocs-jupyter
-  keys each entry by the lab's text, so a lab is executed again only when it, the package, the data
-  or a tool changed; an edit of a chapter re-executes nothing. A fresh clone (CI) has no cache and
-  runs all.
+  lab's output depends on besides its own text: the package sources ``src/**/*.py``, the data the labs
+  read (:data:`LAB_DATA`: the corpus, the model checkpoints, the benchmark results; every file a lab
+  names is matched, :func:`files_read_by_lab`), and the versions of Python, torch and the notebook
+  tools. mkdocs-jupyter keys each entry by the lab's text, so a lab is executed again only when it,
+  the package, the data or a tool changed; an edit of a chapter re-executes nothing. A fresh clone
+  (CI) has no cache and runs all.
 * Once for both editions. A lab whose code cells match in both languages is executed once per
   build (:func:`execute_each_lab_once`).
 * Ahead, two at a time. mkdocs-jupyter executes the labs one after another, in page order, and
@@ -40,7 +41,8 @@ log = logging.getLogger("mkdocs.hooks.tangle")
 LAB = re.compile(r"^labs/(?P<name>[^/]+)\.py$")  # docs/labs/scaling.py (jupytext percent format)
 LAB_CACHE = ".cache/labs"
 # Besides its own text (mkdocs-jupyter's key), what a lab's executed output depends on:
-LAB_INPUTS = ("src/**/*.py", "benchmarks/results/*.json")
+LAB_DATA = ("docs/labs/data/*.txt", "models/*.pt", "benchmarks/results/*.json")  # the files the labs read
+LAB_INPUTS = ("src/**/*.py", *LAB_DATA)
 LAB_TOOLS = ("torch", "numpy", "matplotlib", "mkdocs-jupyter", "nbconvert", "nbclient", "jupytext", "ipykernel")
 KEPT_CACHES = 3  # the newest cache folders kept (switching branches back and forth stays cheap)
 AHEAD_WORKERS = 2  # lab kernels executing at once (one per core of the 2-core machine the budgets are measured on)
@@ -50,8 +52,25 @@ STATE = {"inputs": "", "key": ""}  # this build's inputs key; the key the last `
 
 
 def lab_inputs_key(root: Path) -> str:
-    """A hash of the package sources, the benchmark data and the tool versions the labs run with."""
+    """A hash of the package sources, the data the labs read and the tool versions the labs run with."""
     return inputs_hash(root, LAB_TOOLS, LAB_INPUTS)[:16]
+
+
+def files_read_by_lab(path: Path, root: Path) -> list[str]:
+    """The files of ``root`` that the lab at ``path`` names in its code (:func:`files_read`), sorted:
+    what its cache key must hash and what its downloadable notebook must carry."""
+    from tools.build.hashing import files_read
+
+    found: set[str] = set()
+    for cell in lab_notebook(path).cells:
+        if cell.cell_type == "code":
+            lines = cell.source.splitlines()
+            code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
+            try:
+                found.update(files_read(code, root))
+            except SyntaxError:
+                continue
+    return sorted(found)
 
 
 def jupyter_plugin(config: Any) -> Any:

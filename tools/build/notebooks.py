@@ -5,8 +5,11 @@
 in a loop. Each is kept under the hash of its inputs in ``.cache/notebooks/``; :func:`prune` drops
 the ones a full build did not use. Under ``serve --dirty`` only the notebooks of saved chapters are
 rewritten. Every notebook opens with the setup cell of ``tools/release.py``, pinned to the
-package's version. The labs (jupytext scripts) become ``site/[en/]labs/NAME/NAME.ipynb``.
-:func:`link` marks each chapter and lab page with the address of its notebook, so
+package's version. The labs (jupytext scripts) become ``site/[en/]labs/NAME/NAME.ipynb``; a lab that
+reads files of the repository (the corpus, a checkpoint, the benchmark results) carries them in a
+second cell (:func:`data_cell`), so that its notebook, like a chapter's, runs in an empty folder
+with only the package. Every cell's id is derived from its content (:func:`stable_ids`): the same
+sources build the same notebooks. :func:`link` marks each chapter and lab page with the address of its notebook, so
 ``overrides/main.html`` offers the download link.
 """
 
@@ -19,7 +22,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tools.build.labs import LAB
+from tools.build.labs import LAB, files_read_by_lab
 from tools.build.languages import DEFAULT_LANGUAGE, root_prefix, source_of
 from tools.release import setup_cell
 from tools.tangle import TEST_DIRECTIVE, book_pages, directives_above, load_config, nav_entries, parse_fences
@@ -45,6 +48,32 @@ SKIP_NOTES = {
     "zh": ("CUDA（一块 GPU）", "特定的环境", "> 下一个代码单元需要{need}；条件不满足时它会报错，可以跳过。"),
     "en": ("CUDA (a GPU)", "a particular environment", "> The next code cell needs {need}; without it, it fails and can be skipped."),
 }
+DATA_NOTES = {
+    "zh": (
+        "# 数据：这个实验读取本书仓库中的 {names}。\n"
+        "# 网站构建时把它们嵌进了本单元（zip 压缩后的 base64）。在仓库之外，本单元把缺少的文件\n"
+        "# 写到当前文件夹下的同一相对路径，后面的代码就能找到它们；在仓库中它什么也不做。"
+    ),
+    "en": (
+        "# Data: this lab reads {names} of the book's repository.\n"
+        "# The site's build embedded them in this cell (a zip archive, in base64). Outside the\n"
+        "# repository, this cell writes the missing ones under the same relative paths in the\n"
+        "# current folder, where the code below finds them; inside the repository it does nothing."
+    ),
+}
+DATA_CELL = """\
+{note}
+import base64
+import io
+import zipfile
+from pathlib import Path
+
+LAB_DATA = \"\"\"
+{payload}\"\"\"
+with zipfile.ZipFile(io.BytesIO(base64.b64decode(LAB_DATA))) as archive:
+    for name in archive.namelist():
+        if not any((d / name).is_file() for d in [Path.cwd(), *Path.cwd().parents]):
+            archive.extract(name)"""
 LABELS = {
     "zh": {"chapter": "下载本章 Jupyter 笔记本", "lab": "下载这个实验的 Jupyter 笔记本"},
     "en": {"chapter": "Download this chapter as a Jupyter notebook", "lab": "Download this lab as a Jupyter notebook"},
@@ -133,7 +162,54 @@ def chapter_notebook(markdown: str, page: str = "", site_url: str = "", version:
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
     nb.metadata["language_info"] = {"name": "python"}
     # A round trip through jupytext gives the notebook its canonical, reproducible form.
-    return jupytext.reads(jupytext.writes(nb, fmt="ipynb"), fmt="ipynb")
+    return stable_ids(jupytext.reads(jupytext.writes(nb, fmt="ipynb"), fmt="ipynb"))
+
+
+def data_cell(files: list[str], root: Path, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The source of a lab notebook's data cell: the bytes of ``files`` (paths relative to ``root``) in a
+    zip archive with fixed dates (the same files make the same cell), in base64, and the code that
+    writes each file that neither the current folder nor a folder above it holds (where the lab looks)."""
+    import base64
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in files:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
+            archive.writestr(info, (root / name).read_bytes())
+    note = DATA_NOTES.get(lang, DATA_NOTES["en"]).format(names=", ".join(files))
+    return DATA_CELL.format(note=note, payload=base64.encodebytes(buffer.getvalue()).decode("ascii"))
+
+
+def stable_ids(nb: Any) -> Any:
+    """Give every cell an id derived from its type and source (nbformat makes random ones), so that
+    the same sources build the same notebook; a repeated cell gets a numbered suffix."""
+    seen: dict[str, int] = {}
+    for cell in nb.cells:
+        base = hashlib.sha256(f"{cell.cell_type}\0{cell.source}".encode()).hexdigest()[:12]
+        seen[base] = seen.get(base, 0) + 1
+        cell["id"] = base if seen[base] == 1 else f"{base}-{seen[base]}"
+    return nb
+
+
+def lab_ipynb(source: Path, root: Path, version: str, lang: str = DEFAULT_LANGUAGE) -> Any:
+    """A lab (a jupytext percent script) as the notebook the site offers: the setup cell before its
+    first code cell, then, if the lab reads files of ``root``, the data cell that carries them (its
+    source hidden in Jupyter), every cell with a stable id."""
+    import jupytext
+    from nbformat.v4 import new_code_cell
+
+    nb = jupytext.read(source)
+    first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
+    cells = [new_code_cell(setup_cell(version, lang))]
+    data = files_read_by_lab(source, root)  # outside the repository, the notebook brings them
+    if data:
+        hidden = {"jupyter": {"source_hidden": True}}
+        cells.append(new_code_cell(data_cell(data, root, lang), metadata=hidden))
+    nb.cells[first:first] = cells
+    return stable_ids(nb)
 
 
 def link(page: Any, lang: str) -> None:
@@ -151,7 +227,6 @@ def link(page: Any, lang: str) -> None:
 def write(config: Any, lang: str, dirty: bool) -> None:
     """The chapter notebooks (``site/[en/]notebooks/``) and the lab notebooks, of one language."""
     import jupytext
-    from nbformat.v4 import new_code_cell
 
     root = Path(config.config_file_path).parent
     docs = Path(config.docs_dir)
@@ -187,11 +262,9 @@ def write(config: Any, lang: str, dirty: bool) -> None:
         source = docs / source_of(lab, lang, docs)
         target = site / lab_notebook(lab)
         target.parent.mkdir(parents=True, exist_ok=True)
-        if not fresh(source, target):
-            nb = jupytext.read(source)
-            first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
-            nb.cells.insert(first, new_code_cell(setup_cell(version, lang)))
-            jupytext.write(nb, target, fmt="ipynb")
+        data = files_read_by_lab(source, root)
+        if not (fresh(source, target) and all(fresh(root / name, target) for name in data)):
+            jupytext.write(lab_ipynb(source, root, version, lang), target, fmt="ipynb")
         if lang != DEFAULT_LANGUAGE:  # mkdocs-jupyter copied scaling.en.py; the lab links to scaling.py
             copied = target.parent / Path(source_of(lab, lang, docs)).name
             shutil.copyfile(source, target.parent / Path(lab).name)
