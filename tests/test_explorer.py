@@ -124,7 +124,8 @@ TWIN_JS = """async ({prompts, steps, erfX}) => {
   const logits = m.forward(long, {lastOnly: true}).logits;
   const samples = [];
   for (let i = 0; i < 200; i++) samples.push(T.sample(logits, 2, 5, (i + 0.5) / 200));
-  return {runs, stepLogits, scales, samples, incremental, littleEndian: new Uint8Array(Uint16Array.of(1).buffer)[0] === 1,
+  const half = b64(T.halfToFloat(Uint16Array.from({length: 65536}, (_, i) => i)));  // every float16
+  return {runs, stepLogits, scales, samples, incremental, half, littleEndian: new Uint8Array(Uint16Array.of(1).buffer)[0] === 1,
           erf: erfX.map(T.erf), heads: m.heads, dh};
 }"""
 
@@ -289,6 +290,16 @@ def test_keystrokes_reuse_the_rows_that_did_not_change(explorer: dict[str, Any],
              for b64, a in zip(inc["attn"], ref["attn"], strict=True)]
     diffs.append(float(np.abs(decode(inc["logits"], (len(e["chars"]),)) - ref["logits"][-1].numpy()).max()))
     assert max(diffs) <= TOL, f"{lang}: attention per layer, then the logits: {diffs}"
+
+
+def test_float16_decoder_of_the_twin(explorer: dict[str, Any]) -> None:
+    """The page reads float16 weights: each of the 65,536 bit patterns decodes as numpy's float16
+    (zeros, subnormals, infinities and NaN included), exactly."""
+    js = decode(explorer["zh"]["js"]["half"], (65536,))
+    want = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
+    assert np.array_equal(js, want, equal_nan=True)
+    real = ~np.isnan(want)
+    assert np.array_equal(np.signbit(js[real]), np.signbit(want[real]))  # -0.0 too
 
 
 def test_erf_of_the_twin(explorer: dict[str, Any]) -> None:

@@ -21,16 +21,20 @@ ROOT = Path(__file__).resolve().parents[1]
 CHARS = "abcdefgh 注意力"
 
 
+BUDGET = 1_000_000  # bytes per edition: charlm.bin and charlm.json together
+
+
 def small_model(tied: bool = True) -> CharLM:
+    """A model whose weights are float16 values (as a checkpoint's), in float32."""
     torch.manual_seed(0)
     model = CharLM(len(CHARS), block_size=8, d_model=16, num_heads=2, num_layers=2)  # head = tok
     if not tied:
         model.head.weight = torch.nn.Parameter(torch.randn_like(model.head.weight))  # its own tensor
-    return model
+    return model.half().float()
 
 
 def read_back(manifest: dict[str, Any], data: bytes) -> dict[str, np.ndarray]:
-    floats = np.frombuffer(data, dtype="<f4")
+    floats = np.frombuffer(data, dtype="<f2").astype(np.float32)
     return {name: floats[e["offset"] : e["offset"] + int(np.prod(e["shape"]))].reshape(e["shape"])
             for name, e in manifest["tensors"].items()}
 
@@ -45,12 +49,20 @@ def test_every_tensor_comes_back_exactly(tied: bool) -> None:
     for name, t in state.items():
         assert np.array_equal(back[name], t.numpy()), name
     unique = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
-    assert manifest["bytes"] == len(data) == 4 * unique  # parameters() lists a shared one once
+    assert manifest["bytes"] == len(data) == 2 * unique and manifest["dtype"] == "float16"  # parameters() lists a shared one once
     same = manifest["tensors"]["head.weight"]["offset"] == manifest["tensors"]["tok.weight"]["offset"]
     assert same == tied  # tied: stored once, the head points at the embedding's floats
     assert manifest["config"] == {"vocab_size": len(CHARS), "block_size": 8, "d_model": 16,
                                   "num_heads": 2, "num_layers": 2}
     assert manifest["chars"] == CHARS and manifest["checkpoint_sha256"] == "abc"
+
+
+def test_a_tensor_that_float16_would_change_is_refused() -> None:
+    model = small_model()
+    with torch.no_grad():
+        model.blocks[1].ln2.bias[3] = 1 / 3  # not a float16 value
+    with pytest.raises(ValueError, match=r"blocks\.1\.ln2\.bias .*not exact in float16"):
+        export(model, CHARS)
 
 
 def test_a_vocabulary_of_the_wrong_size_is_refused() -> None:
@@ -131,8 +143,13 @@ def test_the_checkpoints_are_those_of_make_model() -> None:
 
 @pytest.mark.parametrize("lang", CHECKPOINTS)
 def test_each_editions_checkpoint_exports(lang: str) -> None:
-    """The committed checkpoints load and export; their vocabulary is the manifest's."""
+    """The committed checkpoints load and export exactly, within the page's budget of 1 MB per
+    edition; their vocabulary is the manifest's."""
     model, chars = explorer_export.load_model(ROOT / CHECKPOINTS[lang])
-    manifest, data = export(model, chars)
+    manifest, data = export(model, chars, "0" * 64)
     assert manifest["config"]["vocab_size"] == len(chars) == model.tok.num_embeddings
     assert len(data) == manifest["bytes"]
+    back = read_back(manifest, data)
+    assert all(np.array_equal(back[name], t.numpy()) for name, t in model.state_dict().items())
+    text = json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    assert len(data) + len(text) <= BUDGET, f"{lang}: {len(data):,} + {len(text):,} bytes"
