@@ -130,9 +130,28 @@ def test_the_hook_adds_each_editions_weights(tmp_path: Path, lang: str, prefix: 
     config.plugins._current_plugin = "tests"  # type: ignore[attr-defined]  # set by mkdocs while it runs a hook
     files = explorer_hook.on_files(Files([]), config)
     dest = sorted(f.dest_uri for f in files)
-    assert dest == [f"{prefix}explorer/charlm.bin", f"{prefix}explorer/charlm.json"]
+    assert dest == [f"{prefix}explorer/{name}" for name in ("charlm.bin", "charlm.json", "presets.json")]
     for f in files:
-        assert Path(f.abs_src_path).read_bytes() == (cached(tmp_path, lang) / Path(f.dest_uri).name).read_bytes()
+        if f.dest_uri.endswith("presets.json"):  # none measured on this checkpoint: none shipped
+            assert json.loads(f.content_string) == {"presets": []}
+        else:
+            assert Path(f.abs_src_path).read_bytes() == (cached(tmp_path, lang) / Path(f.dest_uri).name).read_bytes()
+
+
+def test_presets_ship_only_with_the_checkpoint_they_were_measured_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from tools.explorer_presets import FILE
+
+    path = checkpoint(tmp_path, "en")
+    preset = {"pattern": "prev", "layer": 0, "head": 1, "label": "x", "prompt": "abc", "sentence": "s.",
+              "share": 0.5, "uniform": 0.1}
+    data = {"en": {"checkpoint_sha256": explorer_export.sha256(path), "presets": [{**preset, "measured": 1}]}}
+    (tmp_path / FILE).write_text(json.dumps(data), encoding="utf-8")
+    assert json.loads(explorer_hook.presets(tmp_path, "en")) == {"presets": [preset]}  # the page's part only
+    assert not caplog.records
+    checkpoint(tmp_path, "en", seed=1)  # retrained: the sentences would quote another model
+    assert json.loads(explorer_hook.presets(tmp_path, "en")) == {"presets": []}
+    assert "python -m tools.explorer_presets en" in caplog.text
 
 
 def test_the_checkpoints_are_those_of_make_model() -> None:

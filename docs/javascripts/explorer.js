@@ -243,8 +243,9 @@
     }
 
     // A preset: its prompt, layer and head, and the sentence that says what to look at.
+    const chosen = () => (el.preset.value === "" ? null : state.presets[+el.preset.value]);
     function applyPreset() {
-      const p = state.presets[+el.preset.value];
+      const p = chosen();
       el["preset-note"].textContent = p ? fmt(t.preset, { s: p.sentence }) : "";
       if (!p) return;
       el.text.value = p.prompt;
@@ -253,7 +254,7 @@
       update();
     }
     function leavePreset() { // the reader picked another layer or head
-      const p = state.presets[+el.preset.value];
+      const p = chosen();
       if (p && (p.layer !== +el.layer.value || p.head !== +el.head.value)) {
         el.preset.value = "";
         el["preset-note"].textContent = "";
