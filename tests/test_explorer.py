@@ -1,17 +1,22 @@
 """The attention explorer (``docs/explorer.md``) in Chromium, against ``CharLM`` in PyTorch.
 
 Its forward pass is a JavaScript twin of ``CharLM`` (``docs/javascripts/explorer-twin.js``) on the
-weights that ``tools/explorer_export.py`` exported from each edition's checkpoint. Each edition's
-page is loaded once; one ``page.evaluate`` runs the twin on all the prompts (at least 20 per
-edition, lengths 1 to ``block_size``), and the logits and every layer's attention weights must
+float16 weights that ``tools/explorer_export.py`` exported from each edition's checkpoint. Each
+edition's page is loaded once; one ``page.evaluate`` runs the twin on all the prompts (at least 20
+per edition, lengths 1 to ``block_size``), and the logits and every layer's attention weights must
 match PyTorch in float32 within ``TOL``. A failure names the layer where the two part. In the same
-page: the KV-cache steps of "generate", top-k sampling, the scale selector, the keyboard path
-through the controls, the layout at 390 px, no console error and no request to any other host.
+page: the KV-cache steps of "generate", top-k sampling, the float16 decoder, the scale selector, and
+what the page itself shows after its own updates (scale, temperature, layer and head set through its
+controls: its logits, each bar's percentage and each heatmap cell, against PyTorch at that scale and
+temperature); the keyboard path through the controls, top-k's validation, the screen reader's live
+regions, the presets, the layout at 1280 x 800 and 390 x 844, no console error and no request to
+any other host.
 
 Each keystroke's update time is measured in the page (``performance.now()`` around the update)
-and printed with the largest differences (``build/explorer-report.json``); times are never
-asserted. Screenshots of both editions at 1280 x 900 and at 390 px wide go to
-``build/screenshots/explorer-*.jpg`` (in CI, or with ``SELFATTN_SCREENSHOTS=1``: tests/test_browser.py, SHOTS).
+and printed with the largest differences and the layout (``build/explorer-report.json``); times are
+never asserted. Screenshots of both editions at 1280 x 800 (and the whole page) and at 390 x 844
+with the heatmap in view go to ``build/screenshots/explorer-*.jpg`` (in CI, or with
+``SELFATTN_SCREENSHOTS=1``: tests/test_browser.py, SHOTS).
 """
 
 from __future__ import annotations

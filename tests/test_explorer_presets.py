@@ -55,7 +55,7 @@ def test_each_sentence_holds(measured: dict[str, Any], lang: str) -> None:
         share = now["share"]
         layer, head = p["layer"], p["head"]
         x, u = share[layer][head], now["uniform"]
-        others = [share[l][h] for l in range(len(share)) for h in range(len(share[0])) if (l, h) != (layer, head)]
+        others = [share[a][b] for a in range(len(share)) for b in range(len(share[0])) if (a, b) != (layer, head)]
         assert x > max(others), f"{lang} {p['pattern']}: layer {layer + 1} head {head + 1} is not the strongest"
         assert x >= ep.LIFT * u, f"{lang} {p['pattern']}: {x:.3f} < {ep.LIFT} x {u:.3f}"
         assert abs(x - p["share"]) < 1e-6 and abs(u - p["uniform"]) < 1e-6, (p["pattern"], x, u)

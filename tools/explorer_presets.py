@@ -229,7 +229,7 @@ def choose(measured: dict[str, Any]) -> list[tuple[str, int, int]]:
     out: list[tuple[str, int, int]] = []
     for p in PATTERNS:
         share = measured[p]["share"]
-        layer, head = max(((l, h) for l in range(len(share)) for h in range(len(share[0]))),
+        layer, head = max(((a, b) for a in range(len(share)) for b in range(len(share[0]))),
                           key=lambda lh: share[lh[0]][lh[1]])
         if share[layer][head] >= LIFT * measured[p]["uniform"] and (layer, head) not in [o[1:] for o in out]:
             out.append((p, layer, head))
