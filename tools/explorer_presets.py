@@ -119,20 +119,19 @@ def batch_targets(ids: Any, chars: str, lang: str) -> dict[str, Any]:
 
 
 def attention(model: Any, batch: Any) -> Any:
-    """Every layer's attention weights, ``(L, B, h, n, n)``, for ids ``(B, n)``."""
+    """Every layer's attention weights, ``(L, B, h, n, n)``, for ids ``(B, n)``: the blocks of
+    ``model`` run in eval mode with the explicit path of their attention (``need_weights=True``),
+    which returns the weights; its output equals the fast path's up to rounding."""
     import torch
 
-    inputs: list[Any] = []
-    hooks = [b.attn.register_forward_pre_hook(lambda m, args: inputs.append(args[0])) for b in model.blocks]
-    try:
-        with torch.no_grad():
-            model(batch)
-    finally:
-        for h in hooks:
-            h.remove()
-    with torch.no_grad():  # the weights of the explicit path, on the inputs the model's attention saw
-        weights = [b.attn(x, is_causal=True, average_attn_weights=False)[1]
-                   for b, x in zip(model.blocks, inputs, strict=True)]
+    weights = []
+    with torch.no_grad():
+        x = model.embed(batch)
+        for b in model.blocks:
+            a, w = b.attn(b.ln1(x), is_causal=True, average_attn_weights=False)
+            x = x + a
+            x = x + b.ff(b.ln2(x))
+            weights.append(w)
     return torch.stack(weights)
 
 
@@ -143,7 +142,7 @@ def shares(weights: Any, keys: Any) -> tuple[Any, float, int]:
 
     rows = keys.any(-1)  # (B, n)
     count = int(rows.sum())
-    total = torch.einsum("lbhij,bij->lh", weights.double(), keys.double())
+    total = weights.transpose(1, 2)[:, :, keys].double().sum(-1)  # (L, h): the marked cells only
     allowed = torch.arange(1, keys.shape[-1] + 1, dtype=torch.float64)  # row i sees i + 1 keys
     uniform = float((keys.sum(-1) / allowed).sum())
     return total / max(count, 1), uniform / max(count, 1), count
@@ -165,7 +164,7 @@ def measure(model: Any, chars: str, text: str, lang: str) -> dict[str, Any]:
     bs = model.block_size
     starts = windows(data, bs)
     batch = torch.tensor([data[s : s + bs] for s in starts])
-    weights = attention(model, batch).double()  # (L, B, h, n, n)
+    weights = attention(model, batch)  # (L, B, h, n, n)
     keys = batch_targets(batch, chars, lang)
     out = {}
     for p in PATTERNS:
