@@ -160,7 +160,7 @@ def measure(model: Any, chars: str, text: str, lang: str) -> dict[str, Any]:
     import torch
 
     index = {c: i for i, c in enumerate(chars)}
-    data = [index[c] for c in text]
+    data = [index[c] for c in text if c in index]  # (the corpus the model was trained on: all of it)
     bs = model.block_size
     starts = windows(data, bs)
     batch = torch.tensor([data[s : s + bs] for s in starts])
