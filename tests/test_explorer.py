@@ -1,17 +1,22 @@
 """The attention explorer (``docs/explorer.md``) in Chromium, against ``CharLM`` in PyTorch.
 
 Its forward pass is a JavaScript twin of ``CharLM`` (``docs/javascripts/explorer-twin.js``) on the
-weights that ``tools/explorer_export.py`` exported from each edition's checkpoint. Each edition's
-page is loaded once; one ``page.evaluate`` runs the twin on all the prompts (at least 20 per
-edition, lengths 1 to ``block_size``), and the logits and every layer's attention weights must
+float16 weights that ``tools/explorer_export.py`` exported from each edition's checkpoint. Each
+edition's page is loaded once; one ``page.evaluate`` runs the twin on all the prompts (at least 20
+per edition, lengths 1 to ``block_size``), and the logits and every layer's attention weights must
 match PyTorch in float32 within ``TOL``. A failure names the layer where the two part. In the same
-page: the KV-cache steps of "generate", top-k sampling, the scale selector, the keyboard path
-through the controls, the layout at 390 px, no console error and no request to any other host.
+page: the KV-cache steps of "generate", top-k sampling, the float16 decoder, the scale selector, and
+what the page itself shows after its own updates (scale, temperature, layer and head set through its
+controls: its logits, each bar's percentage and each heatmap cell, against PyTorch at that scale and
+temperature); the keyboard path through the controls, top-k's validation, the screen reader's live
+regions, the presets, the layout at 1280 x 800 and 390 x 844, no console error and no request to
+any other host.
 
 Each keystroke's update time is measured in the page (``performance.now()`` around the update)
-and printed with the largest differences (``build/explorer-report.json``); times are never
-asserted. Screenshots of both editions at 1280 x 900 and at 390 px wide go to
-``build/screenshots/explorer-*.jpg`` (in CI, or with ``SELFATTN_SCREENSHOTS=1``: tests/test_browser.py, SHOTS).
+and printed with the largest differences and the layout (``build/explorer-report.json``); times are
+never asserted. Screenshots of both editions at 1280 x 800 (and the whole page) and at 390 x 844
+with the heatmap in view go to ``build/screenshots/explorer-*.jpg`` (in CI, or with
+``SELFATTN_SCREENSHOTS=1``: tests/test_browser.py, SHOTS).
 """
 
 from __future__ import annotations
@@ -47,7 +52,32 @@ EDITIONS = {"zh": "", "en": EN}
 # Text for the prompts: each edition's chapters (only the characters of its vocabulary are kept).
 SOURCES = {lang: sorted(p for p in (ROOT / "docs").glob("[0-9]*.md") if p.name.endswith(".en.md") == (lang == "en"))
            for lang in ("zh", "en")}
-CONTROLS = ["ex-text", "ex-temp", "ex-topk", "ex-generate", "ex-layer", "ex-head", "ex-scale", "ex-tok"]
+CONTROLS = ["ex-text", "ex-temp", "ex-topk", "ex-generate", "ex-tok", "ex-preset", "ex-layer", "ex-head", "ex-scale",
+            "ex-zoom", "ex-describe"]
+HEADER = 48  # material's header (2.4rem), over the top of the viewport
+# What the page shows after its own updates, read from the page: the logits it computed, each bar
+# (its character and the percentage it prints) and the heatmap's cells (the canvas's pixels).
+SHOWN_JS = """() => {
+  const page = window.explorerPage, v = page.heat, c = document.getElementById('ex-heat');
+  const px = c.getContext('2d').getImageData(0, 0, c.width, c.height), d = v.dpr;
+  const alpha = (x, y) => px.data[4 * (Math.floor(y * d) * px.width + Math.floor(x * d)) + 3] / 255;
+  const rows = [];  // per shown row: the "earlier" cell (or null), then one cell per shown key
+  for (let r = 0; r < v.k; r++) {
+    const y = v.y0 + r * v.cell + v.cell / 2;
+    rows.push({earlier: v.earlier ? alpha(18 + v.cell / 2, y) : null,
+               cells: Array.from({length: v.k}, (_, j) => alpha(v.x0 + j * v.cell + v.cell / 2, y))});
+  }
+  const u = new Uint8Array(page.run.logits.buffer, page.run.logits.byteOffset, page.run.logits.byteLength);
+  return {logits: btoa(String.fromCharCode(...u)), ids: page.ids, start: v.start, k: v.k, layer: v.layer, head: v.head,
+          rows, bars: [...document.querySelectorAll('#ex-bars li')].map((li) => ({
+            c: li.children[0].textContent, p: parseFloat(li.children[2].textContent)}))};
+}"""
+# The top, bottom, left and right of the page's parts, in the viewport.
+RECTS_JS = """() => Object.fromEntries(['ex-text', 'ex-bars', 'ex-heat', 'ex-topk'].map((id) => {
+  const r = document.getElementById(id).getBoundingClientRect();
+  return [id, {top: r.top, bottom: r.bottom, left: r.left, right: r.right}];
+}).concat([['topk-label', (() => { const r = document.querySelector("label[for='ex-topk']").getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; })()]]))"""
 
 
 def prompts(lang: str, chars: str, block_size: int) -> list[list[int]]:
@@ -124,7 +154,8 @@ TWIN_JS = """async ({prompts, steps, erfX}) => {
   const logits = m.forward(long, {lastOnly: true}).logits;
   const samples = [];
   for (let i = 0; i < 200; i++) samples.push(T.sample(logits, 2, 5, (i + 0.5) / 200));
-  return {runs, stepLogits, scales, samples, incremental, littleEndian: new Uint8Array(Uint16Array.of(1).buffer)[0] === 1,
+  const half = b64(T.halfToFloat(Uint16Array.from({length: 65536}, (_, i) => i)));  // every float16
+  return {runs, stepLogits, scales, samples, incremental, half, littleEndian: new Uint8Array(Uint16Array.of(1).buffer)[0] === 1,
           erf: erfX.map(T.erf), heads: m.heads, dh};
 }"""
 
@@ -206,6 +237,7 @@ def use_page(page: Any, lang: str) -> dict[str, Any]:
     ui["order"] = [s for s in seen if s in CONTROLS]
     summary = page.locator("#ex-summary").text_content()
     detail = page.locator("#ex-detail").text_content()
+    page.locator(".ex-tok[tabindex='0']").focus()
     page.keyboard.press("ArrowLeft")  # the focused character: move the query one to the left
     ui["query_moved"] = page.evaluate("""() => {
       const e = document.activeElement, toks = [...document.querySelectorAll('.ex-tok')];
@@ -221,6 +253,10 @@ def use_page(page: Any, lang: str) -> dict[str, Any]:
     page.locator("#ex-temp").focus()
     page.keyboard.press("ArrowRight")
     ui["temp"] = page.locator("#ex-temp-value").text_content()
+    ui["shown"] = shown(page)
+    ui["topk"] = use_topk(page)
+    ui["announce"] = announce(page)
+    ui["presets"] = use_presets(page)
     # Typing: one update per keystroke, each timed by the page.
     box = page.locator("#ex-text")
     box.focus()
@@ -244,18 +280,103 @@ def use_page(page: Any, lang: str) -> dict[str, Any]:
     ui["generated"] = page.evaluate("() => [...document.getElementById('ex-text').value].length") - 4
     ui["focus_after_generate"] = page.evaluate("() => document.activeElement.id")
     box.fill(page.evaluate("() => document.getElementById('explorer').dataset.prompt"))  # the shots: as it opens
-    for name, target in (("1280x900", "explorer"), ("1280x900-attention", "attention")):
-        page.evaluate(f"() => document.getElementById('{target}').scrollIntoView()")
-        shoot(page, f"explorer-{lang}-{name}", full_page=False)
-    page.evaluate("() => window.scrollTo(0, 0)")  # else the sticky header lands mid-page in a full shot
+    page.select_option("#ex-preset", "")
+    page.select_option("#ex-layer", "0")
+    page.select_option("#ex-head", "0")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.wait_for_timeout(200)  # the heatmap redraws on resize
+    ui["wide"] = page.evaluate(RECTS_JS)
+    shoot(page, f"explorer-{lang}-1280x800", full_page=False)
     shoot(page, f"explorer-{lang}-1280-full")
     page.set_viewport_size({"width": 390, "height": 844})
-    page.wait_for_timeout(200)  # the heatmap redraws on resize
+    page.wait_for_timeout(200)
+    page.evaluate("() => document.getElementById('ex-heat').scrollIntoView({block: 'end'})")
+    page.wait_for_timeout(100)
     ui["narrow"] = page.evaluate("""() => ({scroll: document.documentElement.scrollWidth,
-      client: document.documentElement.clientWidth,
+      client: document.documentElement.clientWidth, height: window.innerHeight, cell: window.explorerPage.heat.cell,
+      labels: window.explorerPage.heat.cell >= 9,
       heat: document.getElementById('ex-heat').getBoundingClientRect().right})""")
-    shoot(page, f"explorer-{lang}-390")
+    ui["narrow_rects"] = page.evaluate(RECTS_JS)
+    shoot(page, f"explorer-{lang}-390x844", full_page=False)
     return ui
+
+
+# The page's controls in three settings: (scale, temperature, layer, head), as the selectors' values.
+SETTINGS = [("sqrt", "1.5", "1", "2"), ("d", "0.7", "0", "1"), ("one", "1", "2", "3")]
+
+
+def shown(page: Any) -> list[dict[str, Any]]:
+    """Set the scale, the temperature, the layer and the head through the page's controls, and read
+    what the page then shows (SHOWN_JS), for each of SETTINGS; then back to the defaults."""
+    out = []
+    for scale, temp, layer, head in SETTINGS:
+        page.select_option("#ex-scale", scale)
+        page.locator("#ex-temp").fill(temp)
+        page.select_option("#ex-layer", layer)
+        page.select_option("#ex-head", head)
+        out.append({"scale": scale, "temp": float(temp), **page.evaluate(SHOWN_JS)})
+    page.select_option("#ex-scale", "sqrt")
+    page.locator("#ex-temp").fill("1")
+    return out
+
+
+def use_topk(page: Any) -> dict[str, Any]:
+    """Each value typed into top-k: its message and aria-invalid; and whether "generate" ran on 2.5."""
+    out: dict[str, Any] = {}
+    box = page.locator("#ex-topk")
+    vocab = page.evaluate("() => window.explorerPage.model.chars.length")
+    for value in ["2.5", "0", "-1", "", "1.5", str(vocab + 1), "1", str(vocab), "10"]:
+        box.fill(value)
+        out[value] = {"message": page.locator("#ex-topk-error").text_content(),
+                      "invalid": box.get_attribute("aria-invalid")}
+    box.fill("2.5")
+    before = page.locator("#ex-text").input_value()
+    page.locator("#ex-generate").click()
+    page.wait_for_timeout(100)
+    out["generated_on_2.5"] = page.locator("#ex-text").input_value() != before
+    box.fill("10")
+    return {"vocab": vocab, "values": out}
+
+
+def announce(page: Any) -> dict[str, Any]:
+    """The live regions of the explorer, what the reader's own live region holds after hovering,
+    and after pressing "read out"."""
+    live = page.evaluate("""() => [...document.querySelectorAll('#explorer [aria-live], #explorer [role=status],'
+      + ' #explorer [role=alert], #explorer [role=log]')].map((e) => e.id)""")
+    page.hover(".ex-tok >> nth=0")
+    quiet = page.locator("#ex-live").text_content()
+    page.locator("#ex-describe").click()
+    page.wait_for_function("() => document.getElementById('ex-live').textContent.length > 0")
+    return {"live": sorted(live), "quiet": quiet, "said": page.locator("#ex-live").text_content(),
+            "summary": page.locator("#ex-summary").text_content(), "detail": page.locator("#ex-detail").text_content()}
+
+
+def use_presets(page: Any) -> dict[str, Any]:
+    """Choose each preset in the page's list; what the text, layer, head and note then are."""
+    seen = []
+    for i, _ in enumerate(page.evaluate("() => window.explorerPage.presets")):
+        page.select_option("#ex-preset", str(i))
+        seen.append({"text": page.locator("#ex-text").input_value(), "layer": int(page.locator("#ex-layer").input_value()),
+                     "head": int(page.locator("#ex-head").input_value()),
+                     "note": page.locator("#ex-preset-note").text_content()})
+    return {"seen": seen}
+
+
+def reference_at(model: Any, ids: list[int], scale: float) -> dict[str, Any]:
+    """CharLM's logits ``(n, V)`` and each layer's attention weights ``(h, n, n)`` with q k^T multiplied
+    by ``scale`` in every layer (the page's scale selector), computed by chapter 5's explicit path."""
+    with torch.no_grad():
+        x = model.embed(torch.tensor([ids]))
+        n, attn = len(ids), []
+        for b in model.blocks:
+            h, dh = b.attn.num_heads, b.attn.d_head
+            q, k, v = b.attn.in_proj(b.ln1(x)).view(1, n, 3, h, dh).permute(2, 0, 3, 1, 4)
+            out, w = scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)
+            x = x + b.attn.out_proj(out.transpose(1, 2).reshape(1, n, h * dh))
+            x = x + b.ff(b.ln2(x))
+            attn.append(w[0])
+        return {"logits": model.head(model.ln(x))[0], "attn": attn}
 
 
 @pytest.mark.parametrize("lang", EDITIONS)
@@ -289,6 +410,16 @@ def test_keystrokes_reuse_the_rows_that_did_not_change(explorer: dict[str, Any],
              for b64, a in zip(inc["attn"], ref["attn"], strict=True)]
     diffs.append(float(np.abs(decode(inc["logits"], (len(e["chars"]),)) - ref["logits"][-1].numpy()).max()))
     assert max(diffs) <= TOL, f"{lang}: attention per layer, then the logits: {diffs}"
+
+
+def test_float16_decoder_of_the_twin(explorer: dict[str, Any]) -> None:
+    """The page reads float16 weights: each of the 65,536 bit patterns decodes as numpy's float16
+    (zeros, subnormals, infinities and NaN included), exactly."""
+    js = decode(explorer["zh"]["js"]["half"], (65536,))
+    want = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
+    assert np.array_equal(js, want, equal_nan=True)
+    real = ~np.isnan(want)
+    assert np.array_equal(np.signbit(js[real]), np.signbit(want[real]))  # -0.0 too
 
 
 def test_erf_of_the_twin(explorer: dict[str, Any]) -> None:
@@ -367,6 +498,106 @@ def test_the_page_is_usable(explorer: dict[str, Any], lang: str) -> None:
         summary = {"keystrokes": len(t), "median_ms": round(statistics.median(t), 2), "max_ms": round(max(t), 2),
                    "load_average": os.getloadavg()[0]}
         record(lang, f"keystroke_update_{key.removeprefix('timings').strip('_') or 'within_window'}", summary)
+
+
+def show(c: str) -> str:
+    return {" ": "␣", "\n": "↵", "\t": "⇥"}.get(c, c)
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_what_the_page_shows_is_what_pytorch_computes(explorer: dict[str, Any], lang: str) -> None:
+    """After the page's own updates (scale, temperature, layer and head set through its controls): its
+    logits equal PyTorch's at the selected scale (1/sqrt(d_head), 1/d_head or 1) within TOL; each bar
+    prints PyTorch's probability at the selected temperature (to the 0.1 % it shows), for the 10 most
+    likely characters; and each cell of the heatmap has PyTorch's weight as its opacity (to 1/255, the
+    canvas's resolution), the "earlier" column the sum over the keys left out."""
+    e, model = explorer[lang], explorer[lang]["model"]
+    dh = model.blocks[0].attn.d_head
+    scales = {"sqrt": 1 / math.sqrt(dh), "d": 1 / dh, "one": 1.0}
+    ids = e["ui"]["shown"][0]["ids"]
+    plain = reference_at(model, ids, scales["sqrt"])  # the reference itself: CharLM at the trained scale
+    assert (plain["logits"] - reference(model, ids)["logits"]).abs().max() <= TOL
+    worst = {"logits": 0.0, "bars": 0.0, "heatmap": 0.0}
+    for view in e["ui"]["shown"]:
+        assert view["ids"] == ids
+        ref = reference_at(model, ids, scales[view["scale"]])
+        z = ref["logits"][-1]
+        logits = decode(view["logits"], tuple(z.shape))
+        worst["logits"] = max(worst["logits"], float(np.abs(logits - z.numpy()).max()))
+        assert worst["logits"] <= TOL, f"{lang} {view['scale']}: logits {worst['logits']:.2e}"
+        p = (z.double() / view["temp"]).softmax(-1)
+        top = p.topk(11)
+        want = [(show(e["chars"][i]), 100 * float(q)) for q, i in zip(top.values[:10], top.indices[:10], strict=True)]
+        got = [(b["c"], b["p"]) for b in view["bars"]]
+        assert [c for c, _ in got] == [c for c, _ in want] or float(top.values[9] - top.values[10]) < 1e-6, (got, want)
+        for (c, shown_p), (_, q) in zip(got, want, strict=True):
+            worst["bars"] = max(worst["bars"], abs(shown_p - q))
+            assert abs(shown_p - q) <= 0.05 + 1e-6, f"{lang} T={view['temp']}: {c!r} shows {shown_p} %, PyTorch {q:.3f} %"
+        w = ref["attn"][view["layer"]][view["head"]].numpy()  # (n, n)
+        start, k = view["start"], view["k"]
+        assert len(view["rows"]) == k == min(len(ids), k) and start == len(ids) - k
+        for r, row in enumerate(view["rows"]):
+            i = start + r
+            want_row = [float(w[i, start + j]) if start + j <= i else 0.0 for j in range(k)]
+            diff = max(abs(a - b) for a, b in zip(row["cells"], want_row, strict=True))
+            if start:
+                diff = max(diff, abs(row["earlier"] - float(w[i, :start].sum())))
+            worst["heatmap"] = max(worst["heatmap"], diff)
+            assert diff <= 1 / 255 + 1e-6, f"{lang} layer {view['layer'] + 1} head {view['head'] + 1} row {i}: {diff:.4f}"
+    record(lang, "page_against_pytorch_max_abs_difference", worst)
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_top_k_accepts_whole_numbers_from_1_to_the_vocabulary(explorer: dict[str, Any], lang: str) -> None:
+    topk = explorer[lang]["ui"]["topk"]
+    vocab, values = topk["vocab"], topk["values"]
+    for value in ["2.5", "0", "-1", "", "1.5", str(vocab + 1)]:
+        assert values[value]["invalid"] == "true" and str(vocab) in values[value]["message"], (value, values[value])
+    for value in ["1", str(vocab), "10"]:
+        assert values[value] == {"invalid": "false", "message": ""}, (value, values[value])
+    assert not values["generated_on_2.5"]
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_a_screen_reader_hears_the_summary_on_request_only(explorer: dict[str, Any], lang: str) -> None:
+    """Neither the summary nor the detail is a live region (each keystroke and hover would be read
+    out); the reader's own live region stays empty until "read out" is pressed."""
+    a = explorer[lang]["ui"]["announce"]
+    assert a["live"] == ["ex-live", "ex-status", "ex-topk-error"], a["live"]
+    assert a["quiet"] == ""
+    assert a["said"] == f"{a['summary']} {a['detail']}" and a["summary"] and a["detail"]
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_the_presets_set_prompt_layer_and_head(explorer: dict[str, Any], lang: str) -> None:
+    from tools.explorer_presets import OUT
+
+    saved = json.loads(OUT.read_text(encoding="utf-8"))[lang]["presets"]
+    seen = explorer[lang]["ui"]["presets"]["seen"]
+    assert len(seen) == len(saved) >= 3
+    for p, s in zip(saved, seen, strict=True):
+        assert (s["text"], s["layer"], s["head"]) == (p["prompt"], p["layer"], p["head"])
+        assert p["sentence"] in s["note"]
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_one_screen(explorer: dict[str, Any], lang: str) -> None:
+    """At 1280 x 800 the text box, the bars and the heatmap are all in the viewport, under the header.
+    At 390 x 844, with the heatmap scrolled into view, the text box is still in view above it, the
+    heatmap's cells are large enough for their labels, and the top-k label sits beside its input."""
+    ui = explorer[lang]["ui"]
+    wide, narrow = ui["wide"], ui["narrow_rects"]
+    for part in ("ex-text", "ex-bars", "ex-heat"):
+        assert wide[part]["top"] >= HEADER and wide[part]["bottom"] <= 800, (part, wide[part])
+    assert narrow["ex-text"]["top"] >= HEADER - 1 and narrow["ex-text"]["bottom"] <= narrow["ex-heat"]["top"], narrow
+    assert narrow["ex-heat"]["top"] >= 0 and narrow["ex-heat"]["bottom"] <= 844 + 1, narrow["ex-heat"]  # (subpixels)
+    assert ui["narrow"]["cell"] >= 14 and ui["narrow"]["labels"]
+    label, box = narrow["topk-label"], narrow["ex-topk"]
+    middle = (label["top"] + label["bottom"]) / 2
+    assert box["top"] <= middle <= box["bottom"] and 0 <= box["left"] - label["right"] <= 20, (label, box)
+    record(lang, "layout_y", {size: {part: [round(r[part]["top"]), round(r[part]["bottom"])]
+                                     for part in ("ex-text", "ex-bars", "ex-heat")}
+                              for size, r in (("1280x800", wide), ("390x844 (heatmap scrolled into view)", narrow))})
 
 
 def record(lang: str, key: str, value: Any) -> None:

@@ -21,16 +21,20 @@ ROOT = Path(__file__).resolve().parents[1]
 CHARS = "abcdefgh 注意力"
 
 
+BUDGET = 1_000_000  # bytes per edition: charlm.bin and charlm.json together
+
+
 def small_model(tied: bool = True) -> CharLM:
+    """A model whose weights are float16 values (as a checkpoint's), in float32."""
     torch.manual_seed(0)
     model = CharLM(len(CHARS), block_size=8, d_model=16, num_heads=2, num_layers=2)  # head = tok
     if not tied:
         model.head.weight = torch.nn.Parameter(torch.randn_like(model.head.weight))  # its own tensor
-    return model
+    return model.half().float()
 
 
 def read_back(manifest: dict[str, Any], data: bytes) -> dict[str, np.ndarray]:
-    floats = np.frombuffer(data, dtype="<f4")
+    floats = np.frombuffer(data, dtype="<f2").astype(np.float32)
     return {name: floats[e["offset"] : e["offset"] + int(np.prod(e["shape"]))].reshape(e["shape"])
             for name, e in manifest["tensors"].items()}
 
@@ -45,12 +49,20 @@ def test_every_tensor_comes_back_exactly(tied: bool) -> None:
     for name, t in state.items():
         assert np.array_equal(back[name], t.numpy()), name
     unique = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
-    assert manifest["bytes"] == len(data) == 4 * unique  # parameters() lists a shared one once
+    assert manifest["bytes"] == len(data) == 2 * unique and manifest["dtype"] == "float16"  # parameters() lists a shared one once
     same = manifest["tensors"]["head.weight"]["offset"] == manifest["tensors"]["tok.weight"]["offset"]
     assert same == tied  # tied: stored once, the head points at the embedding's floats
     assert manifest["config"] == {"vocab_size": len(CHARS), "block_size": 8, "d_model": 16,
                                   "num_heads": 2, "num_layers": 2}
     assert manifest["chars"] == CHARS and manifest["checkpoint_sha256"] == "abc"
+
+
+def test_a_tensor_that_float16_would_change_is_refused() -> None:
+    model = small_model()
+    with torch.no_grad():
+        model.blocks[1].ln2.bias[3] = 1 / 3  # not a float16 value
+    with pytest.raises(ValueError, match=r"blocks\.1\.ln2\.bias .*not exact in float16"):
+        export(model, CHARS)
 
 
 def test_a_vocabulary_of_the_wrong_size_is_refused() -> None:
@@ -118,9 +130,28 @@ def test_the_hook_adds_each_editions_weights(tmp_path: Path, lang: str, prefix: 
     config.plugins._current_plugin = "tests"  # type: ignore[attr-defined]  # set by mkdocs while it runs a hook
     files = explorer_hook.on_files(Files([]), config)
     dest = sorted(f.dest_uri for f in files)
-    assert dest == [f"{prefix}explorer/charlm.bin", f"{prefix}explorer/charlm.json"]
+    assert dest == [f"{prefix}explorer/{name}" for name in ("charlm.bin", "charlm.json", "presets.json")]
     for f in files:
-        assert Path(f.abs_src_path).read_bytes() == (cached(tmp_path, lang) / Path(f.dest_uri).name).read_bytes()
+        if f.dest_uri.endswith("presets.json"):  # none measured on this checkpoint: none shipped
+            assert json.loads(f.content_string) == {"presets": []}
+        else:
+            assert Path(f.abs_src_path).read_bytes() == (cached(tmp_path, lang) / Path(f.dest_uri).name).read_bytes()
+
+
+def test_presets_ship_only_with_the_checkpoint_they_were_measured_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from tools.explorer_presets import FILE
+
+    path = checkpoint(tmp_path, "en")
+    preset = {"pattern": "prev", "layer": 0, "head": 1, "label": "x", "prompt": "abc", "sentence": "s.",
+              "share": 0.5, "uniform": 0.1}
+    data = {"en": {"checkpoint_sha256": explorer_export.sha256(path), "presets": [{**preset, "measured": 1}]}}
+    (tmp_path / FILE).write_text(json.dumps(data), encoding="utf-8")
+    assert json.loads(explorer_hook.presets(tmp_path, "en")) == {"presets": [preset]}  # the page's part only
+    assert not caplog.records
+    checkpoint(tmp_path, "en", seed=1)  # retrained: the sentences would quote another model
+    assert json.loads(explorer_hook.presets(tmp_path, "en")) == {"presets": []}
+    assert "python -m tools.explorer_presets en" in caplog.text
 
 
 def test_the_checkpoints_are_those_of_make_model() -> None:
@@ -131,8 +162,13 @@ def test_the_checkpoints_are_those_of_make_model() -> None:
 
 @pytest.mark.parametrize("lang", CHECKPOINTS)
 def test_each_editions_checkpoint_exports(lang: str) -> None:
-    """The committed checkpoints load and export; their vocabulary is the manifest's."""
+    """The committed checkpoints load and export exactly, within the page's budget of 1 MB per
+    edition; their vocabulary is the manifest's."""
     model, chars = explorer_export.load_model(ROOT / CHECKPOINTS[lang])
-    manifest, data = export(model, chars)
+    manifest, data = export(model, chars, "0" * 64)
     assert manifest["config"]["vocab_size"] == len(chars) == model.tok.num_embeddings
     assert len(data) == manifest["bytes"]
+    back = read_back(manifest, data)
+    assert all(np.array_equal(back[name], t.numpy()) for name, t in model.state_dict().items())
+    text = json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    assert len(data) + len(text) <= BUDGET, f"{lang}: {len(data):,} + {len(text):,} bytes"

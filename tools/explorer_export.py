@@ -3,12 +3,16 @@
 The explorer runs ``CharLM`` in the reader's browser with a JavaScript twin
 (``docs/javascripts/explorer-twin.js``). It reads two static files per edition, written here:
 
-* ``charlm.bin``: every tensor of the model's state dict, as float32, little-endian, one after
-  the other in state-dict order. A tensor that shares its storage with an earlier one (tied
-  weights) is stored once.
+* ``charlm.bin``: every tensor of the model's state dict, as float16 (IEEE half precision),
+  little-endian, one after the other in state-dict order. A tensor that shares its storage with
+  an earlier one (tied weights) is stored once. The checkpoints are float16 (``make model``), so
+  this loses nothing, and the page reads half the bytes of float32; a tensor that float16 would
+  change is refused. The page turns each value back into float32 (``explorer-twin.js``), as
+  ``selfattn.charlm.load`` does in PyTorch.
 * ``charlm.json``: the manifest. ``format``, the model's ``config``, the vocabulary ``chars``
-  (the string whose i-th character has id i), ``weights`` (the name of the .bin file), ``bytes``
-  (its size), ``tensors`` (for each state-dict name its ``offset`` in floats and its ``shape``)
+  (the string whose i-th character has id i), ``weights`` (the name of the .bin file), ``dtype``
+  (``float16``), ``bytes`` (its size), ``tensors`` (for each state-dict name its ``offset`` in
+  values, not bytes, and its ``shape``)
   and ``checkpoint_sha256`` (the checkpoint it was exported from).
 
 ``tools/explorer_hook.py`` calls :func:`cached` during the site build: each edition's checkpoint
@@ -27,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORMAT = "selfattn.explorer/1"
+FORMAT = "selfattn.explorer/2"  # /1 stored float32
 CHECKPOINTS = {"zh": "models/charlm.pt", "en": "models/charlm.en.pt"}  # `make model` (models/train.py)
 NAMES = ("charlm.json", "charlm.bin")
 CACHE = ".cache/explorer"
@@ -47,7 +51,9 @@ def export(model: Any, chars: str, checkpoint_sha256: str = "") -> tuple[dict[st
     import numpy as np
 
     tensors: dict[str, dict[str, Any]] = {}
-    seen: dict[tuple[int, int, tuple[int, ...]], int] = {}  # (storage, offset, shape) -> float offset
+    import torch
+
+    seen: dict[tuple[int, int, tuple[int, ...]], int] = {}  # (storage, offset, shape) -> value offset
     chunks: list[bytes] = []
     offset = 0
     for name, t in model.state_dict().items():
@@ -55,7 +61,13 @@ def export(model: Any, chars: str, checkpoint_sha256: str = "") -> tuple[dict[st
         key = (t.untyped_storage().data_ptr(), t.storage_offset(), shape)
         if key not in seen:  # tied weights (one storage under two names) are stored once
             seen[key] = offset
-            chunks.append(t.detach().cpu().float().contiguous().numpy().astype("<f4").tobytes())
+            t = t.detach().cpu().float()
+            half = t.half()
+            if not torch.equal(half.float(), t):  # only a float16 checkpoint is stored exactly
+                worst = float((half.float() - t).abs().max())
+                raise ValueError(f"export: {name} ({t.dtype}, shape {list(shape)}) is not exact in "
+                                 f"float16 (it would move by up to {worst:.3g})")
+            chunks.append(half.contiguous().numpy().astype("<f2").tobytes())
             offset += int(np.prod(shape, dtype=np.int64))
         tensors[name] = {"offset": seen[key], "shape": list(shape)}
     data = b"".join(chunks)
@@ -73,6 +85,7 @@ def export(model: Any, chars: str, checkpoint_sha256: str = "") -> tuple[dict[st
         "config": config,
         "chars": chars,
         "weights": NAMES[1],
+        "dtype": "float16",
         "bytes": len(data),
         "tensors": tensors,
         "checkpoint_sha256": checkpoint_sha256,

@@ -8,7 +8,8 @@
 // attention weights with CharLM in PyTorch (float32, max abs difference <= 1e-4).
 //
 // The weights come from tools/explorer_export.py: charlm.json (config, vocabulary, and for each
-// tensor of the state dict its offset and shape) and charlm.bin (float32, little-endian).
+// tensor of the state dict its offset and shape) and charlm.bin (float16, little-endian), turned
+// into float32 here (halfToFloat), as selfattn.charlm.load turns the float16 checkpoint.
 "use strict";
 (function (root) {
   const EPS = 1e-5; // nn.LayerNorm's default eps
@@ -133,7 +134,7 @@
   }
 
   class CharLM {
-    // manifest: the parsed charlm.json; data: a Float32Array of charlm.bin.
+    // manifest: the parsed charlm.json; data: the values of charlm.bin, as a Float32Array.
     constructor(manifest, data) {
       const c = manifest.config;
       this.config = c;
@@ -294,20 +295,32 @@
     return h;
   }
 
-  // Fetch charlm.json and the weights it names; resolves to a CharLM.
+  // float16 (IEEE half precision, as 16-bit integers) to float32: sign, 5 exponent bits (bias 15),
+  // 10 fraction bits; exponent 0 holds zero and the subnormals, 31 the infinities and NaN. Every
+  // float16 is exact in float32, so the twin computes on the very numbers of the checkpoint.
+  function halfToFloat(bits) {
+    const out = new Float32Array(bits.length);
+    for (let i = 0; i < bits.length; i++) {
+      const h = bits[i], sign = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, f = h & 0x3ff;
+      out[i] = e === 0 ? sign * f * 2 ** -24
+        : e === 31 ? (f ? NaN : sign * Infinity)
+        : sign * (1024 + f) * 2 ** (e - 25);
+    }
+    return out;
+  }
+
+  // Fetch charlm.json and the float16 weights it names; resolves to a CharLM.
   async function load(url) {
     const manifest = await (await fetch(url)).json();
     const res = await fetch(new URL(manifest.weights, new URL(url, location.href)));
     if (!res.ok) throw new Error(`${manifest.weights}: HTTP ${res.status}`);
     const buf = await res.arrayBuffer();
-    let data = new Float32Array(buf);
-    if (new Uint8Array(Uint16Array.of(1).buffer)[0] !== 1) { // a big-endian machine: swap
-      const view = new DataView(buf);
-      data = Float32Array.from({ length: buf.byteLength / 4 }, (_, i) => view.getFloat32(4 * i, true));
-    }
-    if (data.length * 4 !== manifest.bytes) throw new Error(`${manifest.weights}: ${buf.byteLength} bytes, expected ${manifest.bytes}`);
-    return new CharLM(manifest, data);
+    if (manifest.dtype !== "float16") throw new Error(`${manifest.weights}: dtype ${manifest.dtype}, expected float16`);
+    if (buf.byteLength !== manifest.bytes) throw new Error(`${manifest.weights}: ${buf.byteLength} bytes, expected ${manifest.bytes}`);
+    const view = new DataView(buf); // little-endian on every machine
+    const bits = Uint16Array.from({ length: buf.byteLength / 2 }, (_, i) => view.getUint16(2 * i, true));
+    return new CharLM(manifest, halfToFloat(bits));
   }
 
-  root.CharLMTwin = { CharLM, load, softmax, sample, entropy, erf, erfSlow, gelu };
+  root.CharLMTwin = { CharLM, load, halfToFloat, softmax, sample, entropy, erf, erfSlow, gelu };
 })(window);
