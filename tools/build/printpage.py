@@ -21,7 +21,9 @@ them): it assumes the print page sits one folder below the site's root, so on ``
 files (a lab's notebook, the wheel) climbed one folder too few (``../en/labs/…`` was ``/en/en/labs/…``); a link
 to the preface from a page two folders deep became ``#.``; the preface's link to the print page became
 ``#print_page``, an anchor of no page; and a page whose key is also an id of its own content (the explorer's
-``<div id="explorer">`` in the section ``explorer``) gave the print page that id twice.
+``<div id="explorer">`` in the section ``explorer``) gave the print page that id twice; and the labels of the
+explorer's ``<select>`` and ``<textarea>`` named nothing (print-site prefixes a label's ``for=``, and an
+``<input>``'s id, but not theirs).
 """
 
 from __future__ import annotations
@@ -164,7 +166,8 @@ def fix_links(html: str, basename: str) -> str:
     * a link to a file, ``../X``, made for a print page one folder deep, climbs as many folders as ``basename`` has;
     * ``#.`` (the preface, linked from a page two folders deep) is the preface's section (``#index``);
     * a link to the print page itself (``#print_page``, ``#en-print_page``) goes to its top;
-    * a section whose id some element of its page also has is renamed ``ID-page``, and so are the links to it."""
+    * a section whose id some element of its page also has is renamed ``ID-page``, and so are the links to it;
+    * a label whose ``for=`` print-site prefixed, where its control's id it did not, names that control again."""
     start = html.find('<section class="print-page"')
     if start < 0:
         return html
@@ -180,6 +183,13 @@ def fix_links(html: str, basename: str) -> str:
         if ids[key] > 1:
             body = body.replace(f'<section class="print-page" id="{key}"', f'<section class="print-page" id="{key}-page"')
             body = body.replace(f'href="#{key}"', f'href="#{key}-page"')
+        # print-site prefixes the for= of every <label> and the id of every <input>, not a <select>'s or a
+        # <textarea>'s: such a label (the explorer's) names nothing. It names its control again.
+        def unprefixed(m: re.Match[str], key: str = key) -> str:
+            named = m.group(2)
+            return m.group(0) if ids[f"{key}-{named}"] or not ids[named] else f'{m.group(1)}{named}"'
+
+        body = re.sub(rf'(<label\b[^>]*\bfor="){re.escape(key)}-([^"]+)"', unprefixed, body)
     return head + body
 
 
