@@ -283,7 +283,11 @@ def test_check_all(device: On, fn: Callable[..., object]) -> None:
 # The documented exceptions: a CUDA-only item whose code names one of these needs a real GPU kernel, not only
 # device placement, and is not run on the fake device (a Triton kernel cannot launch on a FakeCudaTensor; chapter
 # 8.5's own tests run it on the CPU under TRITON_INTERPRET=1). `make gpu-check` runs them on a GPU.
-REAL_GPU_ONLY = {"triton": "a Triton kernel needs a real GPU (or TRITON_INTERPRET=1 on CPU tensors)"}
+REAL_GPU_ONLY = {
+    "triton": "a Triton kernel needs a real GPU (or TRITON_INTERPRET=1 on CPU tensors)",
+    "sdpa_kernel": "which CUDA SDPA backend accepts an input is a property of the real CUDA kernels",
+    "flex_attention": "FlexAttention accepts only real devices (CUDA, CPU, HPU, MPS), not the fake one",
+}
 
 
 def real_gpu_only(code: str) -> list[pytest.MarkDecorator]:

@@ -180,7 +180,7 @@ def measure_parts(root: Path = ROOT) -> dict[str, Stats]:
 
 def row(name: str, s: Stats, width: int) -> str:
     rates = "  ".join(f"{s.rate(n):>{len(h)}.1f}" for n, h in
-                      zip((s.colons, s.semicolons, s.parens, s.bold), RATES))
+                      zip((s.colons, s.semicolons, s.parens, s.bold), RATES, strict=True))
     return f"{name:{width}}  {s.words:>6}  {s.colons:>6}  {s.semicolons:>6}  {rates}"
 
 
