@@ -1,6 +1,6 @@
 """Figures drawn by the book's own code: figure blocks executed at build time into inline SVG.
 
-A figure block (``/work/wt/FIGURES.md``, the convention) is an ordinary ```` ```python ```` fence
+A figure block (the convention: CONTRIBUTING.md, "How the book becomes the package") is an ordinary ```` ```python ```` fence
 whose first lines are a header of ``#|`` comments, then code that leaves one matplotlib figure
 in ``fig``::
 
@@ -45,7 +45,7 @@ exact info string ``python``), and so do the tangler, the parity check and the n
 would have to learn a second kind of block, and the figures would no longer be tested the way
 every block is. It has no notion of ``<!--pytest-codeblocks:cont-->`` chains, and it caches
 nothing: it executes every block on every build, which the 2 s budget of ``make serve`` does not
-allow (``/work/shared/FACTS.md``, "Figures built from code"). The code here is small: it reuses
+allow (measured: one SVG figure added 0.5-0.8 s to the build of a one-page site). The code here is small: it reuses
 pytest-codeblocks' own parser for the chains and the tangler's fence parser for the pages.
 """
 
