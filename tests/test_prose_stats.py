@@ -31,6 +31,8 @@ x = {"a": 1}; y = 2
     ```
 
 <!-- a comment: with; punctuation -->
+
+::: selfattn.masks
 '''
 
 
@@ -110,3 +112,11 @@ def test_every_part_of_the_edition_is_measured(capsys) -> None:
     assert main([]) == 0
     out = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in out[1:]] == [*PARTS, "total"]
+
+
+def test_one_part_file_by_file(capsys) -> None:
+    assert main(["--part", "pages"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    names = [line.split()[0] for line in out[1:-1]]
+    assert "docs/reference/errata.en.md" in names and "README.md" in names, names
+    assert not any(n.startswith("docs/0") for n in names), names

@@ -18,7 +18,7 @@ What counts as prose: the Markdown text, with these taken out first:
 * fenced blocks of any kind (code, expected output, consoles), also those indented in admonitions;
 * inline code (```` `...` ````), display math (``$$ ... $$``) and inline math (``$ ... $``);
 * headings, table rows, admonition and content-tab title lines (``??? note "..."``, ``=== "..."``),
-  HTML comments and tags;
+  mkdocstrings directives (``::: selfattn.masks``), HTML comments and tags;
 * link targets and bare URLs (the link text stays).
 
 Words are runs of letters and digits (``don't``, ``float16`` and ``top-left`` are one word each).
@@ -27,6 +27,7 @@ Usage::
 
     python -m tools.prose_stats                 # one row per part, then the total
     python -m tools.prose_stats --pages         # one row per file of every part
+    python -m tools.prose_stats --part labs     # one row per file of one part
     python -m tools.prose_stats docs/07-pitfalls.en.md ...   # these files (labs: .en.py)
 """
 
@@ -54,7 +55,8 @@ URL = re.compile(r"<https?://[^>]*>|https?://\S+")
 TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
 ATTRS = re.compile(r"\{:?\s*[#.][^}\n]*\}")  # attribute lists: {#id}, {.class}
 SKIP_LINE = re.compile(
-    r"^\s*(?:#{1,6}\s|\||(?:\?\?\?\+?|!!!|===)\s|\*\[[^\]]*\]:)"  # heading, table, admonition/tab title, abbr
+    r"^\s*(?:#{1,6}\s|\||(?:\?\?\?\+?|!!!|===)\s|\*\[[^\]]*\]:|:::\s)"
+    # heading, table, admonition/tab title, abbreviation, mkdocstrings directive (``::: selfattn.masks``)
 )
 WORD = re.compile(r"[A-Za-z0-9]+(?:['’\-][A-Za-z0-9]+)*")
 BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", re.DOTALL)
@@ -207,9 +209,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="*", type=Path,
                         help="measure these files instead (a .py file is read as a lab)")
     parser.add_argument("--pages", action="store_true", help="one row per file of every part")
+    parser.add_argument("--part", choices=list(PARTS), help="one row per file of this part")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.files:
         rows = {p.name: measure_file(p) for p in args.files}
+    elif args.part:
+        files, _ = PARTS[args.part]
+        rows = {str(p.relative_to(ROOT)): measure_file(p, args.part) for p in files(ROOT)}
     elif args.pages:
         rows = {f"{part}: {p.relative_to(ROOT)}": measure_file(p, part)
                 for part, (files, _) in PARTS.items() for p in files(ROOT)}
