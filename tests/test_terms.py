@@ -28,6 +28,7 @@ TERMS: dict[str, list[str]] = {
     "fully masked row": [
         r"\bempty rows?\b", r"\b(?:whole|entire) rows? (?:\w+ ){0,2}masked\b",
         r"\bfully masked quer(?:y|ies)\b", r"\b(?:fully|all)-masked\b", r"\brows? all masked\b",
+        r"\brows? (?:\w+ ){0,3}(?:is|are) empty\b",
     ],
     "bit for bit": [
         r"\bbitwise\b(?! (?:not|NOT|negation|inversion|complement|and|or))",
