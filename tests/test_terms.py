@@ -37,7 +37,7 @@ TERMS: dict[str, list[str]] = {
     "LayerNorm": [r"(?<![-\w])LN\b", r"\b[Ll]ayer[ -][Nn]orm\w*", r"\b[Ll]ayernorm\b"],
     "Pre-LN": [r"\bpre-LN\b", r"\bpost-LN\b", r"\b[Pp](?:re|ost)-?norm(?:ali[sz]ation)?\b"],
     "feed-forward network": [r"\bFFNs?\b", r"\bMLPs?\b", r"\b[Ff]eed ?forward\b"],
-    "boolean mask": [r"\bbool(?:-| )masks?\b", r"\bbool\b(?![ -]masks?\b)"],
+    "boolean mask": [r"\b[Bb]ool(?:-| )masks?\b", r"\b[Bb]ool\b(?![ -]masks?\b)"],
     "explicit implementation": [r"\bexplicit (?:code )?(?:path|version|variant)s?\b"],
     "weighted sum": [r"\bweighted[ -](?:average|mean)s?\b", r"\bweight-averaged\b"],
     "float16": [r"\b[Ff][Pp]16\b"],
