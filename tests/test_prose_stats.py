@@ -114,6 +114,12 @@ def test_every_part_of_the_edition_is_measured(capsys) -> None:
     assert [line.split()[0] for line in out[1:]] == [*PARTS, "total"]
 
 
+def test_sentences_whose_subject_is_the_book_are_counted() -> None:
+    text = ("This book starts here. The book's code runs. Read the book. It is\nthe book we wrote.\n\n"
+            "- The book ends. A short book.\n")
+    assert stats(text).book == 2, stats(text)  # "This book starts", "The book ends"
+
+
 def test_one_part_file_by_file(capsys) -> None:
     assert main(["--part", "pages"]) == 0
     out = capsys.readouterr().out.splitlines()

@@ -3,7 +3,9 @@
 Chinese prose joins clauses with "：" and "；"; carried into English, they make long sentences
 that English readers stop at. This script measures how many remain in the English edition's
 prose, so that the edit that splits them has a number to aim at (fewer than 12 colons and 5
-semicolons per 1,000 words), and how many parentheses and bold spans interrupt it.
+semicolons per 1,000 words), and how many parentheses and bold spans interrupt it. It also counts
+the sentences that open with "This book" or "The book" (column ``book``): the book is not the
+subject of its own sentences.
 
 The edition is measured in parts (``PARTS``):
 
@@ -60,6 +62,8 @@ SKIP_LINE = re.compile(
 )
 WORD = re.compile(r"[A-Za-z0-9]+(?:['’\-][A-Za-z0-9]+)*")
 BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", re.DOTALL)
+# A sentence whose subject is the book: "This book shows ...", "The book's ..." is not one.
+BOOK = re.compile(r"(?:^|[.!?:]\s+|\n\s*[-*]?\s*)(?:\*\*)?(?:This|The) book\b(?!['’]s)")
 # A figure's caption and alt text, in a figure block of a page (``#| caption: ...``).
 CAPTION = re.compile(r"^\s*#\|\s*(?:caption|alt):\s*(.*)$", re.MULTILINE)
 # The start of a cell in a jupytext percent file; Markdown cells are ``# %% [markdown]``.
@@ -73,11 +77,12 @@ class Stats:
     semicolons: int = 0
     parens: int = 0
     bold: int = 0
+    book: int = 0  # sentences that open with "This book" / "The book"
 
     def __add__(self, other: Stats) -> Stats:
         return Stats(self.words + other.words, self.colons + other.colons,
                      self.semicolons + other.semicolons, self.parens + other.parens,
-                     self.bold + other.bold)
+                     self.bold + other.bold, self.book + other.book)
 
     def per_1000(self) -> tuple[float, float]:
         """(colons, semicolons) per 1,000 words."""
@@ -109,7 +114,7 @@ def stats(text: str) -> Stats:
     Markdown text."""
     body = prose(text)
     return Stats(len(WORD.findall(body)), body.count(":"), body.count(";"), body.count("("),
-                 len(BOLD.findall(body)))
+                 len(BOLD.findall(body)), len(BOOK.findall(body)))
 
 
 def lab_markdown(text: str) -> str:
@@ -183,7 +188,7 @@ def measure_parts(root: Path = ROOT) -> dict[str, Stats]:
 def row(name: str, s: Stats, width: int) -> str:
     rates = "  ".join(f"{s.rate(n):>{len(h)}.1f}" for n, h in
                       zip((s.colons, s.semicolons, s.parens, s.bold), RATES, strict=True))
-    return f"{name:{width}}  {s.words:>6}  {s.colons:>6}  {s.semicolons:>6}  {rates}"
+    return f"{name:{width}}  {s.words:>6}  {s.colons:>6}  {s.semicolons:>6}  {rates}  {s.book:>4}"
 
 
 RATES = ("colons/1k", "semis/1k", "parens/1k", "bold/1k")
@@ -191,7 +196,7 @@ RATES = ("colons/1k", "semis/1k", "parens/1k", "bold/1k")
 
 def table(rows: dict[str, Stats]) -> str:
     width = max([len(n) for n in rows] + [5])
-    head = f"{'page':{width}}  {'words':>6}  {'colons':>6}  {'semis':>6}  " + "  ".join(RATES)
+    head = f"{'page':{width}}  {'words':>6}  {'colons':>6}  {'semis':>6}  " + "  ".join(RATES) + "  book"
     out = [head]
     total = Stats()
     for name, s in rows.items():
@@ -205,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tools.prose_stats",
         description="Colons, semicolons, parentheses and bold per 1,000 words of the English "
-                    "edition's prose: one row per part (chapters, labs, other pages, captions).")
+                    "edition's prose, and the sentences that open with 'This book' or 'The book' "
+                    "(book): one row per part (chapters, labs, other pages, captions).")
     parser.add_argument("files", nargs="*", type=Path,
                         help="measure these files instead (a .py file is read as a lab)")
     parser.add_argument("--pages", action="store_true", help="one row per file of every part")
