@@ -113,8 +113,9 @@ def hits(path: Path, text: str | None = None) -> list[str]:
     text = path.read_text(encoding="utf-8") if text is None else text
     lines = lab_lines(text) if path.suffix == ".py" else markdown_lines(text)
     name = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-    return [f"{name}:{n}: {m[0]!r} -> {term!r}"
-            for n, line in lines for pattern, term in PATTERNS for m in pattern.finditer(line)]
+    found = sorted((n, m.start(), m[0], term)
+                   for n, line in lines for pattern, term in PATTERNS for m in pattern.finditer(line))
+    return [f"{name}:{n}: {variant!r} -> {term!r}" for n, _, variant, term in found]
 
 
 def all_hits(root: Path = ROOT) -> list[str]:
@@ -145,8 +146,8 @@ def test_the_scan_skips_code_and_finds_variants_in_prose_and_captions() -> None:
     found = hits(ROOT / "x.en.md", page)
     assert found == [
         "x.en.md:1: 'empty row' -> 'fully masked row'",
-        "x.en.md:6: 'fp16' -> 'float16'",
         "x.en.md:6: 'heat map' -> 'heatmap'",
+        "x.en.md:6: 'fp16' -> 'float16'",
     ], found
     lab = "# %% [markdown]\n# Pre-normalization, or pre-LN.\n\n# %%\nffn = MLP()\n"
     assert hits(ROOT / "x.en.py", lab) == [
