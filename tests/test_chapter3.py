@@ -33,3 +33,17 @@ def test_no_projection_diagonal_is_every_row_maximum() -> None:
             x = unit_tokens(n, d)
             a = (x @ x.T / d**0.5).softmax(dim=-1)
             assert torch.equal(a.argmax(dim=-1), torch.arange(n)), (n, d)
+
+
+def test_two_animals_tie_wherever_the_second_one_stands() -> None:
+    # Exercise 4: with a second animal, "it" gives both the same weight, because X holds no
+    # position. Put "dog" (the row of "cat") at any place, even right before "it": still a tie.
+    from selfattn import example
+
+    x = example.embeddings()
+    w_q, w_k, _ = example.projections()
+    for at in range(1, 7):  # insert "dog" before position `at` of the sentence
+        x2 = torch.cat([x[:at], x[:1], x[at:]])  # (7, 4)
+        it, dog = (4 if at > 4 else 5), at
+        a = (x2 @ w_q @ (x2 @ w_k).T / 2).softmax(dim=-1)
+        assert a[it, 0] == a[it, dog] and a[it].argmax() in (0, dog), at

@@ -17,7 +17,9 @@ kind are counted:
 * ``nav``: the English nav titles; every Chinese nav title must have one.
 
 ``quoted``, ``glossary`` and data strings are allowed; every other kind must count 0, in the pages,
-in the labs and in the notebooks (``nb:`` before the kind). ``python -m tests.test_english`` prints
+in the labs and in the notebooks (``nb:`` before the kind). A notebook is named by the file a reader
+downloads and by the English page or lab it is made from, the file to fix
+(``en/notebooks/05-implementation.ipynb (from 05-implementation.en.md)``). ``python -m tests.test_english`` prints
 the counts per page and per kind (``pytest -s`` shows them too).
 """
 
@@ -154,16 +156,35 @@ def english_notebooks() -> dict[str, object]:
     for page in hooks.chapter_pages(ROOT):
         source = DOCS / hooks.source_of(page, "en", DOCS)
         text = source.read_text(encoding="utf-8")
-        # Named by the English page it is made from, which is the file to fix.
-        name = source.relative_to(DOCS).as_posix()
-        notebooks[f"{name} (notebook)"] = hooks.chapter_notebook(text, f"docs/{source.name}", site_url, version, "en")
-    for lab in (e for e in nav_entries(load_config(ROOT)) if hooks.LAB.match(e)):
-        source = DOCS / hooks.source_of(lab, "en", DOCS)
-        nb = jupytext.read(source)
+        notebooks[notebook_place(page)] = hooks.chapter_notebook(text, f"docs/{source.name}", site_url, version, "en")
+    for lab in english_labs():
+        nb = jupytext.read(DOCS / hooks.source_of(lab, "en", DOCS))
         first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
         nb.cells.insert(first, new_code_cell(setup_cell(version, "en")))
-        notebooks[f"{source.relative_to(DOCS).as_posix()} (notebook)"] = nb
+        notebooks[notebook_place(lab)] = nb
     return notebooks
+
+
+def english_labs() -> list[str]:
+    from tools.build import notebooks as hooks
+
+    return [e for e in nav_entries(load_config(ROOT)) if hooks.LAB.match(e)]
+
+
+def notebook_place(src_uri: str) -> str:
+    """How a failure names an English notebook: the file a reader downloads, then the English
+    page or lab it is made from, which is the file to fix.
+
+    ``05-implementation.md`` -> ``en/notebooks/05-implementation.ipynb (from 05-implementation.en.md)``;
+    ``labs/scaling.py`` -> ``en/labs/scaling/scaling.ipynb (from labs/scaling.en.py)``.
+    """
+    from tools.build import notebooks as hooks
+
+    if hooks.LAB.match(src_uri):
+        notebook = hooks.lab_notebook(src_uri)
+    else:
+        notebook = f"{hooks.NOTEBOOK_DIR}/{hooks.notebook_name(src_uri)}"
+    return f"en/{notebook} (from {hooks.source_of(src_uri, 'en', DOCS)})"
 
 
 def nav_counts() -> Counter[str]:
@@ -243,9 +264,8 @@ def places() -> list[str]:
 
     names = [p.relative_to(DOCS).as_posix() for p in sorted(DOCS.rglob("*.en.md"))]
     names += [p.relative_to(DOCS).as_posix() for p in sorted((DOCS / "labs").glob("*.en.py"))]
-    names += [f"{hooks.source_of(page, 'en', DOCS)} (notebook)" for page in hooks.chapter_pages(ROOT)]
-    names += [f"{hooks.source_of(lab, 'en', DOCS)} (notebook)"
-              for lab in nav_entries(load_config(ROOT)) if hooks.LAB.match(lab)]
+    names += [notebook_place(page) for page in hooks.chapter_pages(ROOT)]
+    names += [notebook_place(lab) for lab in english_labs()]
     return names + ["mkdocs.yml nav_translations"]
 
 
@@ -254,6 +274,10 @@ def test_every_place_is_counted() -> None:
     print("\n" + report(counts))
     assert list(counts) == places()
     assert "glossary.en.md" in counts and "index.en.md" in counts and "labs/scaling.en.py" in counts
+    notebooks = [name for name in counts if " (from " in name]
+    assert "en/notebooks/05-implementation.ipynb (from 05-implementation.en.md)" in notebooks, notebooks
+    assert "en/labs/scaling/scaling.ipynb (from labs/scaling.en.py)" in notebooks, notebooks
+    assert all(re.fullmatch(r"en/\S+\.ipynb \(from \S+\.en\.(md|py)\)", name) for name in notebooks), notebooks
     assert sum(c["glossary"] for c in counts.values()) > 100, "the glossary's Chinese column is read"
 
 

@@ -30,11 +30,32 @@ def test_shapes_and_fresh_tensors():
     assert example.embeddings()[0, 0] == 1.0 and example.projections()[0][0, 0] == 0.0
 
 
-def test_keys_drop_the_pronoun_feature_values_are_x():
+def test_keys_drop_the_pronoun_feature_values_differ_from_x_in_one_cell():
     x, q, k, v, a, o = walk()
     assert torch.equal(k[:, :3], x[:, :3]) and (k[:, 3] == 0).all()
-    assert torch.equal(v, x)
-    assert not torch.equal(k, v), "keys and values differ (chapter 3.3)"
+    diff = v - x  # W_v = I except that "pronoun" also hands over "animal"
+    assert diff[IT, 0] == 1 and diff.count_nonzero() == 1
+    assert torch.equal(k[IT], torch.zeros(4)) and v[IT].tolist() == [1, 0, 0, 1]
+
+
+def test_qv_differs_from_qk_only_in_the_pronoun_column():
+    # Chapter 3.3: matching on the values, "it" finds itself as much as "cat", and the
+    # animal seekers "drank" and "slept" score "it" 4 instead of 0.
+    x, q, k, v, a, o = walk()
+    qk, qv = q @ k.T, q @ v.T
+    assert not torch.equal(qv, qk)
+    gap = qv - qk
+    assert gap[:, IT].tolist() == [0, 4, 0, 0, 6, 4] and gap.count_nonzero() == 3
+    assert qv[IT, IT] == qv[IT, CAT] == 6 and qk[IT, IT] == 0
+
+
+def test_then_is_the_zero_vector_and_adds_nothing():
+    # Chapter 3.2: "then" has none of the four features, so its query, key and value are 0.
+    x, q, k, v, a, o = walk()
+    for m in (x, q, k, v):
+        assert (m[THEN] == 0).all()
+    others = [i for i in range(6) if i != THEN]  # its value adds nothing to any output
+    assert torch.allclose(o, a[:, others] @ v[others], atol=1e-7)
 
 
 def test_what_attends_to_what():
@@ -46,7 +67,10 @@ def test_what_attends_to_what():
     assert top == [CAT, DRANK, MILK] and torch.allclose(a[DRANK, :3], a[DRANK, 0].expand(3))
     assert set(a[CAT].topk(2).indices.tolist()) == {DRANK, SLEPT}
     assert set(a[MILK].topk(2).indices.tolist()) == {DRANK, MILK}
-    assert abs(o[IT, 0] - a[IT, CAT]) < 1e-6 and o[IT, 0] > 0.79, "it takes 'animal' from cat"
+    # "it" has 0.84 under "animal": 0.80 from "cat" and 0.04 from its own value.
+    assert abs(o[IT, 0] - (a[IT, CAT] + a[IT, IT])) < 1e-6
+    assert (round(o[IT, 0].item(), 2), round(a[IT, CAT].item(), 2)) == (0.84, 0.80)
+    assert round(a[IT, IT].item(), 2) == 0.04
 
 
 def test_scores_asymmetric_and_diagonal_not_max():

@@ -15,22 +15,41 @@ so that it is taken off the list.
 
 The same pages have a size budget (issue 19): under 35 KiB in Chinese, 40 KiB in English,
 figure code included, in bytes of UTF-8.
+
+The reading-path report (issue 30) adds, per chapter page and edition:
+
+* ``tests/``: how often the prose names ``tests/`` (a test file or the folder). Prose is the
+  Markdown outside fences and outside HTML comments; text in collapsed notes counts, since a
+  reader who opens them reads it. The limit is MAX_TESTS_MENTIONS per page: prose says a claim
+  is checked, and the reference page "How this book is built and checked" says where.
+* ``classes``: the ``class X`` lines that a reader meets in uncollapsed blocks, in two groups:
+  ``demo`` (reading-path blocks, as counted above) and ``package`` (uncollapsed titled
+  ``#| file:`` blocks, reported separately because they are the package's source). Classes in
+  collapsed blocks are not listed. Reported only, not limited.
+
+``SELFATTN_DOCS=/path/to/docs`` measures another checkout's pages (for a before/after table);
+``python -m tests.test_reading_path`` prints the report without running the tests.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from tools.tangle import parse_fences
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs"
+DOCS = Path(os.environ.get("SELFATTN_DOCS") or ROOT / "docs")
 LIMIT = 25
 CHAPTER = re.compile(r"^(?P<num>\d\d)-[\w-]+(?P<en>\.en)?\.md$")
 LIMITED = set(range(1, 11))  # the chapters held to LIMIT: all of them
 # Chapter pages longer than LIMIT today. Only shrinks: remove a page once it fits.
 OVER_LIMIT: set[str] = set()  # every chapter fits today
+MAX_TESTS_MENTIONS = 1  # per chapter page, in the prose
+TESTS_MENTION = re.compile(r"(?<![\w.-])tests/")
+COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+CLASS = re.compile(r"^\s*class\s+(?P<name>\w+)")
 MAX_BYTES = {"zh": 35 * 1024, "en": 40 * 1024}  # 35,840 and 40,960
 ADMONITION = re.compile(r"^(?P<indent>[ \t]*)(?P<kind>\?\?\?\+?|!!!|===)\s")
 
@@ -58,17 +77,25 @@ def containers(lines: list[str], start: int, indent: str) -> list[str]:
     return found
 
 
-def reading_blocks(text: str) -> list[tuple[int, int]]:
-    """(1-based line, number of shown lines) of every python block in the reading path."""
+def shown_fences(text: str) -> list[tuple[object, bool]]:
+    """Every uncollapsed python fence, with True when it is a titled package block."""
     lines = text.splitlines()
     out = []
     for fence in parse_fences(text, ""):
         if fence.char != "`" or fence.info != "python":
             continue
-        if fence.body and fence.body[0].startswith("#| file:"):
-            continue  # a titled block: the package's source
         if any(kind.startswith("???") for kind in containers(lines, fence.start, fence.indent)):
             continue  # collapsed
+        out.append((fence, bool(fence.body) and fence.body[0].startswith("#| file:")))
+    return out
+
+
+def reading_blocks(text: str) -> list[tuple[int, int]]:
+    """(1-based line, number of shown lines) of every python block in the reading path."""
+    out = []
+    for fence, titled in shown_fences(text):
+        if titled:
+            continue  # a titled block: the package's source
         body = list(fence.body)
         while body and body[0].startswith("#|"):
             body.pop(0)  # a figure's header, not shown
@@ -81,8 +108,58 @@ def longest(text: str) -> tuple[int, int]:
     return max(((n, line) for line, n in reading_blocks(text)), default=(0, 0))
 
 
+def prose(text: str) -> str:
+    """The page without its fenced blocks and HTML comments: what a reader reads as text."""
+    lines = text.splitlines()
+    for fence in parse_fences(text, ""):
+        end = min(fence.start + len(fence.body) + 2, len(lines))
+        for i in range(fence.start, end):
+            lines[i] = ""
+    return COMMENT.sub("", "\n".join(lines))
+
+
+def count_tests_mentions(text: str) -> int:
+    """How often the prose names ``tests/`` (``tests/test_x.py``, ``tests/``)."""
+    return len(TESTS_MENTION.findall(prose(text)))
+
+
+def classes(text: str) -> tuple[list[str], list[str]]:
+    """The classes defined in uncollapsed blocks: (reading-path demo blocks, titled package blocks)."""
+    demo: list[str] = []
+    package: list[str] = []
+    for fence, titled in shown_fences(text):
+        found = [m["name"] for m in map(CLASS.match, fence.body) if m is not None]
+        (package if titled else demo).extend(found)
+    return demo, package
+
+
 def table() -> dict[str, tuple[int, int]]:
     return {p.name: longest(p.read_text(encoding="utf-8")) for p in chapter_pages()}
+
+
+def report_rows() -> dict[str, dict[str, object]]:
+    """Per chapter page: the longest reading block, the tests/ mentions, the classes shown."""
+    rows: dict[str, dict[str, object]] = {}
+    for p in chapter_pages():
+        text = p.read_text(encoding="utf-8")
+        n, line = longest(text)
+        demo, package = classes(text)
+        rows[p.name] = {"lines": n, "at": line, "tests": count_tests_mentions(text),
+                        "demo": demo, "package": package}
+    return rows
+
+
+def render_report(rows: dict[str, dict[str, object]]) -> str:
+    head = (f"{'page':<26} {'block':>5} {'at':>5} {'tests/':>6}  classes: demo | package"
+            f"  (limits: block {LIMIT}, tests/ {MAX_TESTS_MENTIONS})")
+    out = [head]
+    for name, r in rows.items():
+        limited = int(name[:2]) in LIMITED
+        flag = " *" if limited and (r["lines"] > LIMIT or r["tests"] > MAX_TESTS_MENTIONS) else ""
+        demo = ", ".join(r["demo"]) or "-"  # type: ignore[arg-type]
+        package = ", ".join(r["package"]) or "-"  # type: ignore[arg-type]
+        out.append(f"{name:<26} {r['lines']:>5} {r['at']:>5} {r['tests']:>6}  {demo} | {package}{flag}")
+    return "\n".join(out)
 
 
 def render(rows: dict[str, tuple[int, int]]) -> str:
@@ -109,6 +186,30 @@ def test_counter_sees_what_a_reader_sees() -> None:
     assert longest(page) == (4, 20)
 
 
+def test_report_counts_what_a_reader_reads() -> None:
+    page = "\n".join([
+        "See `tests/test_a.py` and tests/.", "<!-- tests/test_hidden.py -->",
+        "```python", "# tests/test_in_code.py", "class Shown:", "    pass", "```",
+        '??? note "c"', "", "    Prose in a note: tests/test_b.py.", "",
+        "    ```python", "    class Collapsed:", "        pass", "    ```",
+        "```python", "#| file: src/selfattn/x.py", "class Package:", "    pass", "```",
+        "A mytests/ folder and selfattn.tests/ are not the project's tests/ folder.",
+    ])
+    assert count_tests_mentions(page) == 4
+    assert classes(page) == (["Shown"], ["Package"])
+
+
+def test_reading_path_report() -> None:
+    """Issue 30: print the report; at most MAX_TESTS_MENTIONS of tests/ in each chapter's prose."""
+    rows = report_rows()
+    text = render_report(rows)
+    print("\n" + text)
+    assert {"01-problem.md", "01-problem.en.md"} <= set(rows), sorted(rows)
+    over = sorted(name for name, r in rows.items()
+                  if int(name[:2]) in LIMITED and r["tests"] > MAX_TESTS_MENTIONS)  # type: ignore[operator]
+    assert not over, f"the prose names tests/ more than {MAX_TESTS_MENTIONS} time(s): {over}\n{text}"
+
+
 def test_longest_reading_block_per_chapter() -> None:
     rows = table()
     text = render(rows)
@@ -130,3 +231,7 @@ def test_chapter_pages_within_their_size() -> None:
         if n > MAX_BYTES["en" if name.endswith(".en.md") else "zh"]
     }
     assert not over, f"over {MAX_BYTES} bytes: {over}"
+
+
+if __name__ == "__main__":
+    print(render_report(report_rows()))

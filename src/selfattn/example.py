@@ -39,7 +39,8 @@ def projections() -> tuple[Tensor, Tensor, Tensor]:
     ])
     # 键：我是什么；没有谁找代词，这一维丢掉
     w_k = torch.diag(torch.tensor([1.0, 1.0, 1.0, 0.0]))
-    w_v = torch.eye(4)  # 值：原样交出四个特征
+    w_v = torch.eye(4)  # 值：原样交出四个特征，
+    w_v[3, 0] = 1.0  # 只是“指代”还交出“动物”：与键不同（3.3 节）
     return w_q, w_k, w_v
 
 
