@@ -122,3 +122,23 @@ def check_bool(fn: str, name: str, value: object) -> None:
     if not isinstance(value, bool):
         got = type(value).__name__
         raise TypeError(f"{fn}: {name} must be a bool, got {got}")
+
+
+def check_choice(fn: str, name: str, value: object, choices: Sequence[str]) -> None:
+    """ValueError unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        allowed = " or ".join(repr(c) for c in choices)
+        raise ValueError(f"{fn}: {name} must be {allowed}, got {value!r}")
+
+
+def check_lengths(fn: str, lengths: object, n: int) -> None:
+    """Sequence lengths: a 1-D integer tensor ``(B,)`` with values in ``[0, n]``."""
+    if not isinstance(lengths, Tensor):
+        raise TypeError(f"{fn}: lengths must be a tensor, got {type(lengths).__name__}")
+    if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
+        got = f"{lengths.dtype} tensor of shape {tuple(lengths.shape)}"
+        raise TypeError(f"{fn}: lengths must be a 1-D integer tensor (B,), got {got}")
+    check_positive_int(fn, "n", n)
+    if bool((lengths < 0).any()) or bool((lengths > n).any()):
+        bad = lengths.tolist()
+        raise ValueError(f"{fn}: every length must be in [0, n={n}], got {bad}")
