@@ -41,6 +41,9 @@ def scaled_dot_product_attention(
 ) -> tuple[Tensor, Tensor]:
     """softmax(q kᵀ · scale + mask) v and the weights; ``dropout_p`` drops weights.
 
+    Dropout acts on every call with ``dropout_p > 0``, whatever the training mode
+    (as SDPA's ``dropout_p``). The weights returned are those after dropout.
+
     Shape:
         - q: ``(..., n_q, d_k)``; k: ``(..., n_k, d_k)``; v: ``(..., n_k, d_v)``
         - output: ``(..., n_q, d_v)``; weights: ``(..., n_q, n_k)``
@@ -67,5 +70,5 @@ def scaled_dot_product_attention(
     if has_empty:
         weights = weights.masked_fill(empty, 0.0)
     if dropout_p > 0.0:
-        weights = F.dropout(weights, p=dropout_p)
-    return weights @ v, weights
+        weights = F.dropout(weights, p=dropout_p)  # 总是生效，不看训练模式
+    return weights @ v, weights  # 返回的是 dropout 之后的权重

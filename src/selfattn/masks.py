@@ -13,7 +13,7 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from selfattn.validation import check_positive_int
+from selfattn.validation import check_choice, check_lengths, check_positive_int
 
 
 def causal_mask(
@@ -34,10 +34,7 @@ def causal_mask(
     n_k = n_q if n_k is None else n_k
     check_positive_int("causal_mask", "n_q", n_q)
     check_positive_int("causal_mask", "n_k", n_k)
-    if align not in ("top-left", "bottom-right"):
-        raise ValueError(
-            f"causal_mask: align must be 'top-left' or 'bottom-right', got {align!r}"
-        )
+    check_choice("causal_mask", "align", align, ("top-left", "bottom-right"))
     offset = 0 if align == "top-left" else n_k - n_q
     ones = torch.ones(n_q, n_k, dtype=torch.bool, device=device)
     return ones.tril(diagonal=offset)  # (n_q, n_k)
@@ -53,16 +50,7 @@ def padding_mask(lengths: Tensor, n: int) -> Tensor:
         - lengths: ``(B,)``, integers in ``[0, n]``
         - output: ``(B, 1, n)``
     """
-    fn = "padding_mask"
-    if not isinstance(lengths, Tensor):
-        raise TypeError(f"{fn}: lengths must be a tensor, got {type(lengths).__name__}")
-    if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
-        got = f"{lengths.dtype} tensor of shape {tuple(lengths.shape)}"
-        raise TypeError(f"{fn}: lengths must be a 1-D integer tensor (B,), got {got}")
-    check_positive_int(fn, "n", n)
-    if bool((lengths < 0).any()) or bool((lengths > n).any()):
-        bad = lengths.tolist()
-        raise ValueError(f"{fn}: every length must be in [0, n={n}], got {bad}")
+    check_lengths("padding_mask", lengths, n)
     positions = torch.arange(n, device=lengths.device)  # (n,)
     return (positions[None, :] < lengths[:, None])[:, None, :]  # (B, 1, n)
 
