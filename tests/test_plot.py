@@ -66,6 +66,13 @@ def test_masked_cells_are_hatched_without_a_value_and_not_drawn_as_zero():
     im = plot.heatmap(torch.tensor([[1.0, -9.0]]), ["q"], ["a", "b"], ax=ax, kind="scores",
                       mask=torch.tensor([[True, False]]))
     assert im.get_clim() == (-1.0, 1.0)  # a masked score leaves the range alone
+    fig, ax = plot.figure()  # a fully masked row's NaN is shown, not hatched away
+    plot.heatmap(torch.tensor([[float("nan"), float("nan")], [0.5, 0.5]]), ["a", "b"],
+                 ["c", "d"], ax=ax, mask=torch.tensor([[False, False], [True, True]]))
+    assert hatched(ax) == [] and [t.get_text() for t in ax.texts] == ["NaN", "0.50", "0.50"]
+    fig, ax = plot.figure()
+    plot.heatmap(torch.tensor([[float("nan"), 0.5]]), ["a"], ["c", "d"], ax=ax)
+    assert [t.get_text() for t in ax.texts] == ["NaN", "0.50"]
     with pytest.raises(TypeError, match=r"torch.bool tensor of shape \(2, 2\), got torch.int64"):
         plot.heatmap(w, ["a", "b"], ["c", "d"], ax=ax, mask=torch.ones(2, 2, dtype=torch.long))
 
@@ -195,7 +202,8 @@ def test_nan_cell_is_empty_and_marked_in_ink():
     w = torch.tensor([[0.25, 0.75], [float("nan"), float("nan")]])  # row 1: fully masked
     im = plot.heatmap(w, ["a", "b"], ["c", "d"], ax=ax)
     assert im.get_clim() == (0.0, 1.0)
-    assert [t.get_text() for t in ax.texts] == ["0.25", "0.75", "NaN", "NaN"]
+    assert [t.get_text() for t in ax.texts] == ["0.25", "0.75", "NaN"]  # a NaN row: once
+    assert ax.texts[2].get_position() == (0.5, 1)
     assert to_rgb(ax.texts[2].get_color()) == to_rgb(plot.INK)
     assert im.cmap(float("nan"))[3] == 0  # transparent: the page shows through
     fig, ax = plot.figure()

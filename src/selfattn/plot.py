@@ -88,7 +88,9 @@ def heatmap(m: Tensor, rows: Sequence[str], cols: Sequence[str], *, ax: Axes,
     may attend) hatches the cells it masks and leaves them without a value, so a
     masked cell never reads as a weight of 0; a ``"mask"`` grid hatches its own
     False cells. ``annotate`` writes the values (``fmt``) in black or white; NaN
-    (as in a fully masked row) leaves the cell empty, marked NaN. ``bar`` adds a
+    (as in a fully masked row) leaves the cell empty, marked NaN, masked or not
+    (a row of NaN once).
+    ``bar`` adds a
     color bar (not for ``"mask"``); pass ``bar=False`` and call :func:`colorbar`
     once for several grids on one scale.
 
@@ -133,7 +135,7 @@ def heatmap(m: Tensor, rows: Sequence[str], cols: Sequence[str], *, ax: Axes,
         cmap = ListedColormap(list(MASK_COLORS))
     shown = vals if kind == "mask" else vals.masked_fill(~allowed, float("nan"))
     im = ax.imshow(shown.tolist(), cmap=cmap, norm=norm)
-    for i, j in (~allowed).nonzero().tolist():  # 被掩蔽：斜线，不写数值
+    for i, j in (~allowed & ~vals.isnan()).nonzero().tolist():  # 被掩蔽（NaN 除外）：斜线，不写数值
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch=HATCH,
                                lw=0))
     # 标签宽于 4 列（汉字算 2）：竖排
@@ -145,14 +147,17 @@ def heatmap(m: Tensor, rows: Sequence[str], cols: Sequence[str], *, ax: Axes,
     ax.spines[:].set_visible(False)
     if title is not None:
         ax.set_title(title)
-    for i, row in enumerate(shown.tolist() if annotate and kind != "mask" else []):
+    for i, row in enumerate(vals.tolist() if annotate and kind != "mask" else []):
+        if all(v != v for v in row):  # 整行 NaN：只写一次
+            ax.text((len(row) - 1) / 2, i, "NaN", ha="center", va="center",
+                    fontsize=CELL_PT, color=INK)
+            continue
         for j, v in enumerate(row):
-            if not allowed[i, j]:
-                continue
             nan = v != v  # NaN 用页面的文字色
-            ax.text(j, i, "NaN" if nan else format(v, fmt), ha="center", va="center",
-                    fontsize=CELL_PT,
-                    color=INK if nan else text_color(im.cmap(norm(v))))
+            if allowed[i, j] or nan:
+                ax.text(j, i, "NaN" if nan else format(v, fmt), ha="center",
+                        va="center", fontsize=CELL_PT,
+                        color=INK if nan else text_color(im.cmap(norm(v))))
     if bar and kind != "mask":
         colorbar(im, ax)
     return im
