@@ -135,7 +135,8 @@ def heatmap(m: Tensor, rows: Sequence[str], cols: Sequence[str], *, ax: Axes,
         cmap = ListedColormap(list(MASK_COLORS))
     shown = vals if kind == "mask" else vals.masked_fill(~allowed, float("nan"))
     im = ax.imshow(shown.tolist(), cmap=cmap, norm=norm)
-    for i, j in (~allowed & ~vals.isnan()).nonzero().tolist():  # 被掩蔽（NaN 除外）：斜线，不写数值
+    # 被掩蔽（NaN 除外）：斜线，不写数值
+    for i, j in (~allowed & ~vals.isnan()).nonzero().tolist():
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch=HATCH,
                                lw=0))
     # 标签宽于 4 列（汉字算 2）：竖排
