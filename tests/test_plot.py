@@ -213,3 +213,13 @@ def test_nan_cell_is_empty_and_marked_in_ink():
     fig, ax = plot.figure()
     im = plot.heatmap(torch.full((1, 1), float("nan")), ["q"], ["a"], ax=ax, kind="scores")
     assert im.get_clim() == (-1.0, 1.0)
+
+
+def test_plain_ticks_on_log_axes_have_no_small_exponents():
+    fig, ax = plot.figure()
+    ax.loglog([64, 512], [1 / 64, 4], base=2)
+    plot.plain_ticks(ax)
+    fig.draw_without_rendering()
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert {"64", "128", "256", "512"} <= set(labels) and not any("$" in s for s in labels)
+    assert "0.0156" in [t.get_text() for t in ax.get_yticklabels()]

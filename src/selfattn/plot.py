@@ -77,6 +77,18 @@ def colorbar(im: AxesImage, ax: Axes | Sequence[Axes]) -> Colorbar:
     return bar
 
 
+def plain_ticks(ax: Axes) -> None:
+    """Tick labels of the log axes of ``ax`` as plain numbers (64, 16384, 0.0156),
+    not as powers (2⁶) whose exponents matplotlib draws at 0.7 times the text size."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        if axis.get_scale() == "log":
+            axis.set_major_formatter(
+                FuncFormatter(lambda v, _: f"{v:.0f}" if v >= 1 else f"{v:.3g}"))
+            axis.set_minor_formatter(NullFormatter())
+
+
 def heatmap(m: Tensor, rows: Sequence[str], cols: Sequence[str], *, ax: Axes,
             kind: str = "weights", annotate: bool = True, fmt: str = ".2f",
             title: str | None = None, mask: Tensor | None = None,

@@ -33,8 +33,12 @@
     for (const text of svg.querySelectorAll("text")) {
       const ctm = text.getScreenCTM();
       if (!ctm) continue;
-      const size = parseFloat(getComputedStyle(text).fontSize) * Math.hypot(ctm.a, ctm.b);
-      if (size > 0) smallest = Math.min(smallest, size);
+      // Math text (a subscript, 2^6) is one <text> with a <tspan> per run, each with its own size.
+      for (const run of [text, ...text.querySelectorAll("tspan")]) {
+        if (![...run.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
+        const size = parseFloat(getComputedStyle(run).fontSize) * Math.hypot(ctm.a, ctm.b);
+        if (size > 0) smallest = Math.min(smallest, size);
+      }
     }
     return width > 0 && smallest < Infinity ? smallest / width : 0;
   }
