@@ -24,7 +24,8 @@
   const words = () => WORDS[(document.documentElement.lang || "zh").startsWith("zh") ? "zh" : "en"];
   let dialog = null;
   let opener = null;
-  let pushed = false;
+  let pushed = false; // the dialog's history entry is the current one
+  let popping = 0; // history.back() calls of close() whose popstate has not come yet
 
   // The smallest text of an SVG in screen pixels, per screen pixel of the SVG's width.
   function textPerWidth(svg) {
@@ -103,13 +104,20 @@
     if (!dialog || !dialog.open) return;
     dialog.close();
     dialog.querySelector(".sa-figure-dialog__pane").replaceChildren();
-    if (pushed && !fromHistory) history.back();
+    if (pushed && !fromHistory) {
+      popping++;
+      history.back();
+    }
     pushed = false;
     if (opener && opener.isConnected) opener.focus();
   }
 
   addEventListener("popstate", () => {
-    if (dialog && dialog.open) close(true);
+    if (popping > 0) { // the back step of a close(): a dialog opened since then stays open
+      popping--;
+      return;
+    }
+    if (dialog && dialog.open) close(true); // the reader's back button
     pushed = false;
   });
 
