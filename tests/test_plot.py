@@ -223,3 +223,16 @@ def test_plain_ticks_on_log_axes_have_no_small_exponents():
     labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
     assert {"64", "128", "256", "512"} <= set(labels) and not any("$" in s for s in labels)
     assert "0.0156" in [t.get_text() for t in ax.get_yticklabels()]
+
+
+def test_heatmaps_share_one_color_bar_and_refuse_scores():
+    fig, axes = plot.figure(2, 2)
+    w = torch.full((4, 2, 2), 0.5)
+    im = plot.heatmaps(w, ["a", "b"], ["c", "d"], axes, titles=list("pqrs"),
+                       mask=torch.tensor([[True, False], [True, True]]))
+    assert len(fig.axes) == 5 and [ax.get_title() for ax in fig.axes[:4]] == list("pqrs")
+    assert all(hatched(ax) == [(0, 1)] for ax in fig.axes[:4]) and im is fig.axes[3].images[0]
+    with pytest.raises(ValueError, match="one scale"):
+        plot.heatmaps(w, ["a", "b"], ["c", "d"], axes, kind="scores")
+    with pytest.raises(ValueError, match="4 grids for 2 axes"):
+        plot.heatmaps(w, ["a", "b"], ["c", "d"], axes[0])

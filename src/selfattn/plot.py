@@ -176,6 +176,23 @@ def heatmap(m: Tensor, rows: Sequence[str], cols: Sequence[str], *, ax: Axes,
     return im
 
 
+def heatmaps(ms: Sequence[Tensor], rows: Sequence[str], cols: Sequence[str],
+             axes: Any, *, titles: Sequence[str] | None = None,
+             **kwargs: Any) -> AxesImage:
+    """Weights (or masks) side by side on one scale: :func:`heatmap` of each of
+    ``ms`` on each of ``axes`` (any shape), then one color bar for them all."""
+    axes = list(getattr(axes, "flat", axes))
+    if kwargs.get("kind", "weights") == "scores" or len(ms) != len(axes):
+        raise ValueError(f"heatmaps: one color bar needs one scale (not 'scores') and "
+                         f"a grid per axes, got {len(ms)} grids for {len(axes)} axes")
+    for k, (m, ax) in enumerate(zip(ms, axes)):
+        im = heatmap(m, rows, cols, ax=ax, title=titles[k] if titles else None,
+                     bar=False, **kwargs)
+    if kwargs.get("kind") != "mask":
+        colorbar(im, axes)
+    return im
+
+
 def box(ax: Axes, shape: Sequence[int], xy: tuple[float, float], label: str, *,
         color: str = HEAD_COLORS[0], cell: float = 0.25) -> tuple[float, ...]:
     """Draw a tensor as ``shape[-2]`` × ``shape[-1]`` cells, its left edge centered
