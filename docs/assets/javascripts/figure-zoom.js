@@ -24,8 +24,7 @@
   const words = () => WORDS[(document.documentElement.lang || "zh").startsWith("zh") ? "zh" : "en"];
   let dialog = null;
   let opener = null;
-  let pushed = false; // the dialog's history entry is the current one
-  let popping = 0; // history.back() calls of close() whose popstate has not come yet
+  let onEntry = false; // the current history entry is the one the dialog added
 
   // The smallest text of an SVG in screen pixels, per screen pixel of the SVG's width.
   function textPerWidth(svg) {
@@ -86,6 +85,9 @@
     const copy = svg.cloneNode(true);
     for (const el of [copy, ...copy.querySelectorAll("[id]")]) el.removeAttribute("id");
     pane.replaceChildren(copy);
+    // The dialog gives the focus back to what had it when it opened: the button, without a scroll (a scroll
+    // would make Material's navigation.tracking rewrite the history entry while the dialog's is being left).
+    button.focus({ preventScroll: true });
     dialog.showModal();
     const room = pane.clientWidth - 16;
     const natural = naturalWidth(svg);
@@ -96,30 +98,28 @@
     pane.scrollLeft = 0;
     pane.scrollTop = 0;
     opener = button;
-    history.pushState({ saFigure: figure.id, x: scrollX, y: scrollY }, "");
-    pushed = true;
+    if (!onEntry) history.pushState({ saFigure: figure.id, x: scrollX, y: scrollY }, "");
+    onEntry = true;
   }
 
-  function close(fromHistory = false) {
+  function close() {
     if (!dialog || !dialog.open) return;
     dialog.close();
     dialog.querySelector(".sa-figure-dialog__pane").replaceChildren();
-    if (pushed && !fromHistory) {
-      popping++;
-      history.back();
-    }
-    pushed = false;
-    if (opener && opener.isConnected) opener.focus();
+    if (opener && opener.isConnected) opener.focus({ preventScroll: true });
   }
 
-  addEventListener("popstate", () => {
-    if (popping > 0) { // the back step of a close(): a dialog opened since then stays open
-      popping--;
-      return;
-    }
-    if (dialog && dialog.open) close(true); // the reader's back button
-    pushed = false;
-  });
+  // The back button closes the dialog and stays on the page: the step back from the dialog's history entry stops
+  // here (a capturing listener on window runs before Material's). Closed otherwise, the dialog leaves its entry in
+  // place (a history.back() of its own raced with Material's navigation.tracking, which rewrites the current
+  // entry as the page scrolls, and Material then loaded the page again): the next back step then only leaves it,
+  // and the next dialog reuses it.
+  addEventListener("popstate", (event) => {
+    if (!onEntry) return;
+    onEntry = false;
+    event.stopImmediatePropagation();
+    if (dialog && dialog.open) close();
+  }, true);
 
   function wire() {
     for (const figure of document.querySelectorAll("figure.sa-figure:not(.sa-figure-error)")) {
@@ -142,7 +142,8 @@
   }
 
   // Material's document$ fires on the first load and after each instant navigation.
-  if (typeof document$ !== "undefined") document$.subscribe(wire);
+  // A new page (instant navigation) starts without a dialog entry of its own.
+  if (typeof document$ !== "undefined") document$.subscribe(() => { onEntry = false; wire(); });
   else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", wire);
   else wire();
 })();
