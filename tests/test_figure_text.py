@@ -36,7 +36,6 @@ from tests.test_browser import (  # noqa: F401  (fixtures)
     EN,
     FIGURE_TEXT,
     FIGURE_TEXT_MIN,
-    TOGGLE,
     base_url,
     browser,
     chromium,
@@ -124,16 +123,23 @@ ENLARGED = """async (overlapPx) => {
 }"""
 
 
+# The palette is switched by its attribute (what material's toggle sets), with material's colour fade off: the colours
+# read are the palette's at once, not a frame of the fade (the toggle itself is tested in tests/test_browser.py).
+NO_FADE = """() => {
+  const style = document.createElement('style');
+  style.textContent = '*, *::before, *::after { transition: none !important; animation: none !important; }';
+  document.head.appendChild(style);
+}"""
+
+
 def measure_page(page: Any) -> dict[str, Any]:
     """One loaded page: its figures at 1280 (both palettes' contrast) and at 390 (inline and enlarged)."""
     page.evaluate("document.fonts.ready.then(() => true)")
     wide = page.evaluate(MEASURE, OVERLAP_PX)
     contrast = []
+    page.evaluate(NO_FADE)
     for palette, scheme in (("light", "default"), ("dark", "slate")):
-        if page.evaluate("document.body.getAttribute('data-md-color-scheme')") != scheme:
-            page.evaluate(TOGGLE)
-            page.wait_for_function(f"document.body.dataset.mdColorScheme === '{scheme}'", timeout=30_000)
-            page.wait_for_timeout(400)  # material fades the colours (about 0.25 s)
+        page.evaluate(f"document.body.setAttribute('data-md-color-scheme', '{scheme}')")
         contrast += [f"{palette} palette: {t['figure']} {t['text']!r} in {t['fill']} on {t['bg']}: {t['ratio']}:1"
                      for t in page.evaluate(FIGURE_TEXT, FIGURE_TEXT_MIN)["low"]]
     page.set_viewport_size(PHONE)
@@ -148,7 +154,7 @@ def problems_of(src: str, m: dict[str, Any]) -> list[str]:
         if f["min"] < MIN_PX[1280]:
             problems.append(f"{f['id']} at 1280 px: smallest text {f['min']} px ({f['minText']!r}), at least {MIN_PX[1280]}")
         problems += [f"{f['id']} at 1280 px: text overlaps: {o}" for o in f["overlaps"]]
-    for f, inline in zip(m["enlarged"], m["narrow"]):
+    for f, inline in zip(m["enlarged"], m["narrow"], strict=True):
         if f is None:
             problems.append(f"{inline['id']} at 390 px: no enlarge button (inline its smallest text is {inline['min']} px)")
             continue
@@ -174,14 +180,14 @@ def summary(measured: dict[str, dict[str, Any]]) -> dict[str, Any]:
     rows = {}
     for src, m in measured.items():
         lang = "en" if src.startswith(EN) else "zh"
-        for wide, narrow, big in zip(m["wide"], m["narrow"], m["enlarged"]):
+        for wide, narrow, big in zip(m["wide"], m["narrow"], m["enlarged"], strict=True):
             rows[f"{lang} {wide['id']}"] = {"1280": wide["min"], "390": narrow["min"],
                                             "390 enlarged": big["min"] if big and "min" in big else None}
     return rows
 
 
 @pytest.mark.parametrize("src", figure_pages(), ids=lambda s: s.removesuffix(".md").replace("/", "-"))
-def test_figure_text_is_large_enough_apart_and_legible(browser: Any, base_url: str, src: str) -> None:
+def test_figure_text_is_large_enough_apart_and_legible(browser: Any, base_url: str, src: str) -> None:  # noqa: F811
     with visit(browser, base_url + page_url(src)) as (page, _):
         measured = _MEASURED[src] = measure_page(page)
     REPORT.parent.mkdir(exist_ok=True)
@@ -190,7 +196,7 @@ def test_figure_text_is_large_enough_apart_and_legible(browser: Any, base_url: s
     assert not problems, f"{src} ({page_url(src)}):\n  " + "\n  ".join(problems)
 
 
-def test_the_enlarged_figure_is_accessible(browser: Any, base_url: str) -> None:
+def test_the_enlarged_figure_is_accessible(browser: Any, base_url: str) -> None:  # noqa: F811
     """axe-core on a page with a figure open full screen at 390 px, in both palettes (the dialog is added to the
     page by the script, so the page checks of tests/test_browser.py never see it), and Escape closes it."""
     if not AXE.exists():

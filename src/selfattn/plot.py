@@ -185,7 +185,7 @@ def heatmaps(ms: Sequence[Tensor], rows: Sequence[str], cols: Sequence[str],
     if kwargs.get("kind", "weights") == "scores" or len(ms) != len(axes):
         raise ValueError(f"heatmaps: one color bar needs one scale (not 'scores') and "
                          f"a grid per axes, got {len(ms)} grids for {len(axes)} axes")
-    for k, (m, ax) in enumerate(zip(ms, axes)):
+    for k, (m, ax) in enumerate(zip(ms, axes, strict=True)):
         im = heatmap(m, rows, cols, ax=ax, title=titles[k] if titles else None,
                      bar=False, **kwargs)
     if kwargs.get("kind") != "mask":
