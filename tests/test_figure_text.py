@@ -12,7 +12,8 @@ shows at the figure's scale. Every page with a figure is loaded once per edition
 * at both widths no two text boxes of a figure overlap (by more than ``OVERLAP_PX`` in both directions), as
   "head 0head 1head 2" once did (inline at 390 px a figure is smaller but alike, so it is not checked there);
 * at 1280, in the light and the dark palette, text on the page's background stands out from it by 4.5:1
-  (``FIGURE_TEXT`` of tests/test_browser.py, which checks only the accessibility sample there).
+  (``FIGURE_TEXT`` of tests/test_browser.py, which checks only the accessibility sample there);
+* a Chinese caption is upright: Material sets captions in italic, which a CJK font lacks and the browser fakes.
 
 A failure names the page, the figure, the width and the text. What was measured (per figure: the smallest text at
 1280, inline at 390 and enlarged at 390) is written to ``build/figure-text.json``; ``python -m tests.test_figure_text
@@ -96,7 +97,8 @@ MEASURE = """(overlapPx) => {
             width: Math.round(svg.getBoundingClientRect().width)};
   };
   window.__saMeasure = measure;
-  return [...document.querySelectorAll('figure.sa-figure')].map((f) => ({id: f.id, ...measure(f.querySelector('svg'))}));
+  return [...document.querySelectorAll('figure.sa-figure')].map((f) => ({id: f.id, ...measure(f.querySelector('svg')),
+    captionStyle: getComputedStyle(f.querySelector('figcaption')).fontStyle}));
 }"""
 
 # Tap each figure's enlarge button, measure the SVG in the dialog, close it (its close button). Without the script:
@@ -151,6 +153,8 @@ def measure_page(page: Any) -> dict[str, Any]:
 def problems_of(src: str, m: dict[str, Any]) -> list[str]:
     problems = list(m["contrast"])
     for f in m["wide"]:
+        if not src.startswith(EN) and f["captionStyle"] != "normal":  # a CJK font has no italic: it would be faked
+            problems.append(f"{f['id']}: the Chinese caption is set in {f['captionStyle']}, not upright")
         if f["min"] < MIN_PX[1280]:
             problems.append(f"{f['id']} at 1280 px: smallest text {f['min']} px ({f['minText']!r}), at least {MIN_PX[1280]}")
         problems += [f"{f['id']} at 1280 px: text overlaps: {o}" for o in f["overlaps"]]
