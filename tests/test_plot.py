@@ -40,12 +40,60 @@ def test_value_range_and_colormap_per_kind(kind, m, cmap, lims):
     assert im.get_clim() == lims  # weights: always 0..1; scores: centred at 0
 
 
-def test_mask_two_colors_and_crosses_on_masked_cells():
+def hatched(ax):
+    """The cells (row, column) covered by a hatched patch."""
+    return sorted((int(p.get_y() + 0.5), int(p.get_x() + 0.5)) for p in ax.patches if p.get_hatch())
+
+
+def test_mask_two_colors_and_hatching_on_masked_cells():
     fig, ax = plot.figure()
     mask = torch.tensor([[True, False], [True, True]])
     im = plot.heatmap(mask, ["a", "b"], ["a", "b"], ax=ax, kind="mask")
     assert [to_rgb(im.cmap(v)) for v in (0.0, 1.0)] == [to_rgb(c) for c in plot.MASK_COLORS]
-    assert [t.get_text() for t in ax.texts] == ["", "×", "", ""]
+    assert hatched(ax) == [(0, 1)] and len(ax.texts) == 0
+    assert len(fig.axes) == 1  # no color bar for a mask
+
+
+def test_masked_cells_are_hatched_without_a_value_and_not_drawn_as_zero():
+    fig, ax = plot.figure()
+    allowed = torch.tensor([[True, False], [True, True]])
+    w = torch.tensor([[1.0, 0.0], [0.25, 0.75]])
+    im = plot.heatmap(w, ["a", "b"], ["c", "d"], ax=ax, mask=allowed)
+    assert hatched(ax) == [(0, 1)]
+    assert [t.get_text() for t in ax.texts] == ["1.00", "0.25", "0.75"]
+    assert im.get_array().mask[0, 1]  # transparent, not the color of 0
+    fig, ax = plot.figure()
+    im = plot.heatmap(torch.tensor([[1.0, -9.0]]), ["q"], ["a", "b"], ax=ax, kind="scores",
+                      mask=torch.tensor([[True, False]]))
+    assert im.get_clim() == (-1.0, 1.0)  # a masked score leaves the range alone
+    fig, ax = plot.figure()  # a fully masked row's NaN is shown, not hatched away
+    plot.heatmap(torch.tensor([[float("nan"), float("nan")], [0.5, 0.5]]), ["a", "b"],
+                 ["c", "d"], ax=ax, mask=torch.tensor([[False, False], [True, True]]))
+    assert hatched(ax) == [] and [t.get_text() for t in ax.texts] == ["NaN", "0.50", "0.50"]
+    fig, ax = plot.figure()
+    plot.heatmap(torch.tensor([[float("nan"), 0.5]]), ["a"], ["c", "d"], ax=ax)
+    assert [t.get_text() for t in ax.texts] == ["NaN", "0.50"]
+    with pytest.raises(TypeError, match=r"torch.bool tensor of shape \(2, 2\), got torch.int64"):
+        plot.heatmap(w, ["a", "b"], ["c", "d"], ax=ax, mask=torch.ones(2, 2, dtype=torch.long))
+
+
+def test_a_color_bar_beside_each_heatmap_or_one_shared():
+    fig, axes = plot.figure(1, 2)
+    plot.heatmap(torch.eye(2), ["a", "b"], ["a", "b"], ax=axes[0])
+    assert len(fig.axes) == 3  # two grids and the first one's bar
+    im = plot.heatmap(torch.eye(2), ["a", "b"], ["a", "b"], ax=axes[1], bar=False)
+    assert len(fig.axes) == 3
+    bar = plot.colorbar(im, axes)
+    assert len(fig.axes) == 4 and bar.mappable is im
+
+
+def test_text_sizes_read_at_11_px_where_shown_at_natural_size():
+    fig, ax = plot.figure()
+    plot.heatmap(torch.eye(2), ["a", "b"], ["a", "b"], ax=ax, title="t")
+    ax.set_xlabel("keys")
+    texts = [*ax.texts, ax.title, ax.xaxis.label, *ax.get_xticklabels(), *ax.get_yticklabels(),
+             *fig.axes[1].get_yticklabels()]
+    assert min(t.get_fontsize() for t in texts) * 4 / 3 >= 11  # 1 pt = 4/3 px
 
 
 def test_annotation_black_on_light_cells_white_on_dark():
@@ -154,7 +202,8 @@ def test_nan_cell_is_empty_and_marked_in_ink():
     w = torch.tensor([[0.25, 0.75], [float("nan"), float("nan")]])  # row 1: fully masked
     im = plot.heatmap(w, ["a", "b"], ["c", "d"], ax=ax)
     assert im.get_clim() == (0.0, 1.0)
-    assert [t.get_text() for t in ax.texts] == ["0.25", "0.75", "NaN", "NaN"]
+    assert [t.get_text() for t in ax.texts] == ["0.25", "0.75", "NaN"]  # a NaN row: once
+    assert ax.texts[2].get_position() == (0.5, 1)
     assert to_rgb(ax.texts[2].get_color()) == to_rgb(plot.INK)
     assert im.cmap(float("nan"))[3] == 0  # transparent: the page shows through
     fig, ax = plot.figure()
@@ -164,3 +213,26 @@ def test_nan_cell_is_empty_and_marked_in_ink():
     fig, ax = plot.figure()
     im = plot.heatmap(torch.full((1, 1), float("nan")), ["q"], ["a"], ax=ax, kind="scores")
     assert im.get_clim() == (-1.0, 1.0)
+
+
+def test_plain_ticks_on_log_axes_have_no_small_exponents():
+    fig, ax = plot.figure()
+    ax.loglog([64, 512], [1 / 64, 4], base=2)
+    plot.plain_ticks(ax)
+    fig.draw_without_rendering()
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert {"64", "128", "256", "512"} <= set(labels) and not any("$" in s for s in labels)
+    assert "0.0156" in [t.get_text() for t in ax.get_yticklabels()]
+
+
+def test_heatmaps_share_one_color_bar_and_refuse_scores():
+    fig, axes = plot.figure(2, 2)
+    w = torch.full((4, 2, 2), 0.5)
+    im = plot.heatmaps(w, ["a", "b"], ["c", "d"], axes, titles=list("pqrs"),
+                       mask=torch.tensor([[True, False], [True, True]]))
+    assert len(fig.axes) == 5 and [ax.get_title() for ax in fig.axes[:4]] == list("pqrs")
+    assert all(hatched(ax) == [(0, 1)] for ax in fig.axes[:4]) and im is fig.axes[3].images[0]
+    with pytest.raises(ValueError, match="one scale"):
+        plot.heatmaps(w, ["a", "b"], ["c", "d"], axes, kind="scores")
+    with pytest.raises(ValueError, match="4 grids for 2 axes"):
+        plot.heatmaps(w, ["a", "b"], ["c", "d"], axes[0])

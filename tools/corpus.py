@@ -42,10 +42,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ("01-problem", "02-rnn-to-attention", "03-qkv-formula", "04-why-sqrt-dk",
-         "05-implementation", "05-validation-source", "06-verification", "06-checks-source",
-         "07-pitfalls", "08-multihead", "08-engineering", "08-long-sequences", "08-roadmap",
-         "09-summary")
+PAGES = ("01-problem", "02-rnn-to-attention", "03-qkv-formula", "03-plot-source",
+         "04-why-sqrt-dk", "05-implementation", "05-validation-source", "06-verification",
+         "06-checks-source", "07-pitfalls", "08-multihead", "08-engineering", "08-long-sequences",
+         "08-roadmap", "09-summary")
 OUT = {"zh": ROOT / "docs/labs/data/book.txt", "en": ROOT / "docs/labs/data/book.en.txt"}
 
 COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
