@@ -20,7 +20,7 @@ fences of a page, the code cells of a lab):
   with every string, docstrings included (the package's strings are English in both
   editions); only its comments differ, so each edition shows comments in its own language;
 * a figure block (``#| label: weights-heatmap`` header, ``tools/build/figures.py``) is a figure block with
-  the same number in the other edition, with a caption and alt text in both; the English
+  the same label in the other edition, with a caption and alt text in both; the English
   edition's caption, alt text and strings (the figure's labels) hold no Chinese text;
 * the headings carry the same explicit anchors (``{#fully-masked-rows}``), so links into
   either edition land.
