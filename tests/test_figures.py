@@ -311,7 +311,7 @@ def small_site(root: Path, a: str, b: str) -> Path:
 @pytest.mark.slow  # two nested `mkdocs build` runs
 def test_the_strict_build_shows_the_figures_and_fails_on_a_failing_block_naming_page_and_figure(tmp_path: Path) -> None:
     inner = "".join(f"    {line}\n" if line else "\n" for line in figure_block("second").splitlines())
-    a = "# A\n\n" + figure_block("first") + f'\n如[{{fig:second}}](#fig-second)所示。\n\n??? note "{{fig:second}} 的代码"\n\n{inner}\nAfter.\n'
+    a = "# A\n\n" + figure_block("first") + f'\n如[](#fig-second)所示。\n\n??? note "{{fig:second}} 的代码"\n\n{inner}\nAfter.\n'
     b = "# B\n\n见{fig:first}。\n\n" + figure_block("third", y=3) + "\n"
     root = small_site(tmp_path, a, b)
     run = mkdocs_build(root)
@@ -335,7 +335,7 @@ def test_the_strict_build_shows_the_figures_and_fails_on_a_failing_block_naming_
 
 
 def test_labels_are_numbered_in_order_across_a_chapters_pages_and_references_read_the_numbers(tmp_path: Path) -> None:
-    a = "# A\n\n" + figure_block("first") + figure_block("second") + "\n如{fig:third}所示。\n"
+    a = "# A\n\n" + figure_block("first") + figure_block("second") + "\n如{fig:third}所示，[](01-b.md#fig-third)。\n"
     b = "# B\n\n" + figure_block("third") + "\n```python\n# {fig:first}\n```\n"
     root = small_site(tmp_path, a, b)
     assert figures.check_book(root) == []
@@ -345,7 +345,7 @@ def test_labels_are_numbered_in_order_across_a_chapters_pages_and_references_rea
     (root / "docs" / "01-a.md").write_text("# A\n\n" + figure_block("zeroth") + a.removeprefix("# A\n\n"), encoding="utf-8")
     assert figures.numbering(root, "zh") == {"zeroth": "1.1", "first": "1.2", "second": "1.3", "third": "1.4"}
     shown = figures.place(a, "zh", root, "docs/01-a.md")
-    assert "如图 1.4所示。" in shown
+    assert "如图 1.4所示，[图 1.4](01-b.md#fig-third)。" in shown
     assert figures.check_book(root) == []
 
 

@@ -13,10 +13,11 @@ the chapter's pages in nav order (:func:`edition`): the third figure of chapter 
 whatever its label. Its anchor is ``fig-LABEL`` (``#fig-weights-heatmap``). Anywhere in a page's
 Markdown (prose, admonition titles, captions, code comments), ``{fig:weights-heatmap}`` reads
 "图 3.2" on a Chinese page and "Figure 3.2" on an English one (:func:`resolve`, at
-``on_page_markdown``, before the page is rendered; the notebooks and the corpus resolve it too); a
-link is written ``[{fig:weights-heatmap}](#fig-weights-heatmap)``, or
-``[{fig:x}](03-qkv-formula.md#fig-x)`` to another page. Inserting a figure then touches its own
-block and the sentences that cite it, and no number can go stale: the book writes none.
+``on_page_markdown``, before the page is rendered; the notebooks and the corpus resolve it too). A
+link with no text, ``[](#fig-weights-heatmap)`` or ``[](03-qkv-formula.md#fig-x)`` to another page,
+gets the figure's name as its text (``[{fig:x}](#fig-x)`` works too, at twice the bytes). Inserting
+a figure then touches its own block and the sentences that cite it, and no number can go stale:
+the book writes none.
 
 For each page (:func:`place`, at ``on_page_markdown``):
 
@@ -89,6 +90,7 @@ HEADER = re.compile(r"^#\|\s*(?P<key>[\w-]+):\s*(?P<value>.*?)\s*$")
 FIELDS = ("label", "caption", "alt")
 LABEL = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")  # kebab-case: weights-heatmap
 TOKEN = re.compile(r"\{fig:(?P<label>[^{}\s]*)\}")  # {fig:weights-heatmap}
+EMPTY_LINK = re.compile(r"\[\]\((?P<target>[^)\s#]*#fig-(?P<label>[\w-]+))\)")  # [](#fig-weights-heatmap)
 NAMES = {"zh": "图 {number}", "en": "Figure {number}"}  # what a token reads in each edition
 WRITTEN = re.compile(r"图\s*\d+\.\d+|\bFigures?\s+\d+\.\d+|#fig-\d+-\d+\b")  # a number written by hand
 LEGACY = "figure"  # the numbered header `#| figure: 3.2`, until the pages are converted
@@ -192,8 +194,10 @@ def number(figures: list[Figure], chapter: int | None, last: dict[int | None, in
 
 
 def resolve(markdown: str, numbers: dict[str, str], lang: str) -> str:
-    """``{fig:LABEL}`` -> "图 3.2" / "Figure 3.2" (an unknown label stays as written: :func:`check_book` names it)."""
+    """``{fig:LABEL}`` -> "图 3.2" / "Figure 3.2", and ``[](#fig-LABEL)`` -> ``[图 3.2](#fig-LABEL)`` (an unknown
+    label stays as written: :func:`check_book` names it)."""
     name = NAMES.get(lang, NAMES["en"])
+    markdown = EMPTY_LINK.sub(lambda m: f"[{{fig:{m['label']}}}]({m['target']})", markdown)
     return TOKEN.sub(lambda m: name.format(number=numbers[m["label"]]) if m["label"] in numbers else m[0], markdown)
 
 
