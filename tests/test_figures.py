@@ -407,7 +407,13 @@ BOOK_PAGES = sorted(p for p in (ROOT / "docs").glob("*.md"))
 
 
 def book_figures() -> list[tuple[Path, Figure]]:
-    return [(page, f) for page in BOOK_PAGES for f in figures.find(page.read_text(encoding="utf-8"))]
+    """Each figure of each page, as the build reads it: its captions and alt text with their references resolved."""
+    found = []
+    for page in BOOK_PAGES:
+        lang = "en" if page.name.endswith(".en.md") else "zh"
+        text = figures.resolve(page.read_text(encoding="utf-8"), figures.numbering(ROOT, lang), lang)
+        found += [(page, f) for f in figures.find(text)]
+    return found
 
 
 def test_the_books_figures_are_numbered_and_referenced_consistently() -> None:
