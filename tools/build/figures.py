@@ -107,7 +107,7 @@ CAPTIONS = {
 PLACEHOLDER = "sa-figure-placeholder:"
 # The placeholder paragraph carries the figure's id (attr_list), so that mkdocs knows the anchor.
 PLACEHOLDER_HTML = re.compile(r"<p[^>]*>sa-figure-placeholder:(?P<id>fig-[\w-]+)(?:\s*\{:[^}]*\})?</p>")
-REFERENCE = {  # "如图 3.2 所示", "图 3.2 和 3.3"; "Figure 3.2 shows", "Figures 3.2 and 3.3"
+REFERENCE = {  # LEGACY: "如图 3.2 所示", "图 3.2 和 3.3"; "Figure 3.2 shows", "Figures 3.2 and 3.3"
     "zh": re.compile(r"图\s*(?P<numbers>\d+\.\d+(?:\s*(?:、|，|,|和|与|及|至|到|–|-)\s*\d+\.\d+)*)"),
     "en": re.compile(r"\bFigures?\s+(?P<numbers>\d+\.\d+(?:\s*(?:,|and|to|–|-)\s*\d+\.\d+)*)"),
 }
@@ -137,7 +137,7 @@ class Figure:
     @property
     def id(self) -> str:
         """``fig-weights-heatmap``: the anchor of the figure, and the prefix of every id in its SVG."""
-        return "fig-" + self.label.replace(".", "-")
+        return "fig-" + self.label.replace(".", "-")  # LEGACY: the replace
 
 
 def header(body: list[str]) -> tuple[dict[str, str], int]:
@@ -175,7 +175,7 @@ def find(markdown: str) -> list[Figure]:
         unknown = sorted(set(fields) - set(FIELDS))
         if unknown:
             raise FigureError(f"{where}: unknown header line(s) {unknown}; a figure block has {list(FIELDS)}")
-        if not LABEL.match(fields["label"]) and not NUMBER.match(fields["label"]):
+        if not LABEL.match(fields["label"]) and not NUMBER.match(fields["label"]):  # LEGACY: the second test
             raise FigureError(f"{where}: a label is kebab-case, as in weights-heatmap")
         missing = [name for name in FIELDS if not fields.get(name)]
         if missing:
@@ -442,7 +442,7 @@ def prune(root: Path, dirty: bool) -> None:
     prune_unused(root / FIGURE_CACHE, "*.svg", _USED, dirty)
 
 
-def prose(markdown: str) -> str:
+def prose(markdown: str) -> str:  # LEGACY
     """A page without its fenced blocks (what the reader reads as text)."""
     lines = markdown.splitlines()
     for fence in parse_fences(markdown, ""):
@@ -542,7 +542,7 @@ def check_book(root: Path, langs: tuple[str, ...] = ("zh", "en")) -> list[str]:
             for m in FIGURE_LINK.finditer(text):
                 target = m["page"].removeprefix("./") or page
                 label = m["id"].removeprefix("fig-")
-                if where.get(label, where.get(label.replace("-", "."))) != target:
+                if where.get(label, where.get(label.replace("-", "."))) != target:  # LEGACY: the inner get
                     problems.append(f"{name}: a link to {target}#{m['id']}, which holds no such figure")
                 elif TOKEN.fullmatch(m["text"]) and m["text"] != f"{{fig:{label}}}":
                     problems.append(f"{name}: the link {m[0]} names another figure than it points at")
