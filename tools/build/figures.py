@@ -12,7 +12,7 @@ The label names the figure; the build numbers it. Figures are numbered per chapt
 the chapter's pages in nav order (:func:`edition`): the third figure of chapter 3 is figure 3.3,
 whatever its label. Its anchor is ``fig-LABEL`` (``#fig-weights-heatmap``). Anywhere in a page's
 Markdown (prose, admonition titles, captions, code comments), ``{fig:weights-heatmap}`` reads
-"图 3.2" on a Chinese page and "Figure 3.2" on an English one (:func:`resolve`, at
+"图 3.3" on a Chinese page and "Figure 3.3" on an English one (:func:`resolve`, at
 ``on_page_markdown``, before the page is rendered; the notebooks and the corpus resolve it too). A
 link with no text, ``[](#fig-weights-heatmap)`` or ``[](03-qkv-formula.md#fig-x)`` to another page,
 gets the figure's name as its text (``[{fig:x}](#fig-x)`` works too, at twice the bytes). Inserting
