@@ -564,7 +564,7 @@ def figure_problems(figures: list[dict[str, Any]]) -> list[str]:
         numbers.append(tuple(int(n) for n in m["n"].split(".")) if m else None)
         if not m:
             problems.append(f"figure {f['id']!r}: caption {f['caption'][:40]!r} is not numbered")
-    for (one, two), f in zip(zip(numbers, numbers[1:]), figures[1:]):
+    for one, two, f in zip(numbers, numbers[1:], figures[1:], strict=False):
         if one and two and two != (one[0], one[1] + 1):
             problems.append(f"figure {f['id']!r}: numbered {two} after {one} on the same page")
         if f["role"] != "img" or not (f["label"] or "").strip():
