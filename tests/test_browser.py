@@ -39,6 +39,7 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
+from tools.build.figures import find as find_figures
 from tools.parity import english_path
 from tools.tangle import MARKER, load_config, nav_entries, parse_fences
 
@@ -554,13 +555,18 @@ def check_accessibility(page: Any) -> list[str]:
 
 
 def figure_problems(figures: list[dict[str, Any]]) -> list[str]:
-    """Each figure drawn by the build: an inline SVG image with alt text, a numbered caption
-    matching its id, and within the text column."""
+    """Each figure drawn by the build: an inline SVG image with alt text, a numbered caption (the figures
+    of a page numbered one after the other in one chapter: 3.2, 3.3), and within the text column."""
     problems = []
+    numbers = []
     for f in figures:
         m = FIGURE_CAPTION.match(f["caption"].strip())
-        if not m or f["id"] != "fig-" + m["n"].replace(".", "-"):
-            problems.append(f"figure {f['id']!r}: caption {f['caption'][:40]!r} is not numbered as its id")
+        numbers.append(tuple(int(n) for n in m["n"].split(".")) if m else None)
+        if not m:
+            problems.append(f"figure {f['id']!r}: caption {f['caption'][:40]!r} is not numbered")
+    for one, two, f in zip(numbers, numbers[1:], figures[1:], strict=False):
+        if one and two and two != (one[0], one[1] + 1):
+            problems.append(f"figure {f['id']!r}: numbered {two} after {one} on the same page")
         if f["role"] != "img" or not (f["label"] or "").strip():
             problems.append(f"figure {f['id']}: the SVG has no role=img with alt text")
         if not 0 < f["width"] <= f["column"] + 1:
@@ -711,9 +717,8 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         figures = page.evaluate(FIGURES)
         problems += figure_problems(figures)
         if src.endswith(".md"):
-            blocks = [line.split(":", 1)[1].strip() for line in source(src).read_text(encoding="utf-8").splitlines()
-                      if line.lstrip().startswith("#| figure:")]
-            if [f["id"] for f in figures] != ["fig-" + n.replace(".", "-") for n in blocks]:
+            blocks = [f.id for f in find_figures(source(src).read_text(encoding="utf-8"))]
+            if [f["id"] for f in figures] != blocks:
                 problems.append(f"figures built {[f['id'] for f in figures]}, figure blocks {blocks}")
 
         # The palette toggle: light -> dark and back (the pages of TOGGLED).

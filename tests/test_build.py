@@ -170,9 +170,9 @@ def test_the_print_page_per_language_and_its_links_to_figures(tmp_path: Path) ->
     assert printer.config["toc_title"] == "目录" and not printer.config["enabled"]
     page = tmp_path / "en" / "print_page" / "index.html"
     page.parent.mkdir(parents=True)
-    page.write_text('<a href="#en-03-qkv-formula-fig-3-2">Figure 3.2</a><a href="#en-03-qkv-formula-x">x</a>', encoding="utf-8")
+    page.write_text('<a href="#en-03-qkv-formula-fig-weights-heatmap">Figure 3.3</a><a href="#en-03-qkv-formula-x">x</a>', encoding="utf-8")
     printpage.finish(SimpleNamespace(site_dir=str(tmp_path)))
-    assert page.read_text(encoding="utf-8") == '<a href="#fig-3-2">Figure 3.2</a><a href="#en-03-qkv-formula-x">x</a>'
+    assert page.read_text(encoding="utf-8") == '<a href="#fig-weights-heatmap">Figure 3.3</a><a href="#en-03-qkv-formula-x">x</a>'
 
 
 def test_the_print_pages_links_that_print_site_got_wrong_are_mended() -> None:

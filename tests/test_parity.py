@@ -134,10 +134,10 @@ FIGURE_ZH = """# 标题
 x = 1
 ```
 
-??? note "图 3.2 的代码"
+??? note "{fig:weights} 的代码"
 
     ```python
-    #| figure: 3.2
+    #| label: weights
     #| caption: 每一行之和为 1。
     #| alt: 6×6 热力图。
     import matplotlib.pyplot as plt
@@ -147,7 +147,7 @@ x = 1
     ```
 """
 FIGURE_EN = (
-    FIGURE_ZH.replace("图 3.2 的代码", "Code for Figure 3.2")
+    FIGURE_ZH.replace("{fig:weights} 的代码", "Code for {fig:weights}")
     .replace("每一行之和为 1。", "Each row sums to 1.")
     .replace("6×6 热力图。", "A 6×6 heatmap.")
     .replace("注意力权重", "attention weights")
@@ -158,15 +158,15 @@ FIGURE_EN = (
     "en, problem",
     [
         (FIGURE_EN, None),
-        (FIGURE_EN.replace("figure: 3.2", "figure: 3.3"), "figure numbers differ: 3.2 vs 3.3"),
-        (FIGURE_EN.replace("    #| figure: 3.2\n", ""), "figure numbers differ: 3.2 vs no figure"),
-        (FIGURE_EN.replace("```python\nx = 1", "```python\n#| figure: 3.1\n#| caption: C.\n#| alt: A.\nx = 1"), "figure numbers differ: no figure vs 3.1"),
-        (FIGURE_EN.replace("    #| alt: A 6×6 heatmap.\n", ""), "figure 3.2: no alt in the English edition"),
-        (FIGURE_EN.replace("Each row sums to 1.", "每一行之和为 1。"), "figure 3.2: the English caption holds Chinese text"),
-        (FIGURE_EN.replace("attention weights", "注意力权重"), "figure 3.2: the English figure's strings hold Chinese text: ['注意力权重']"),
+        (FIGURE_EN.replace("label: weights", "label: scores"), "figure labels differ: weights vs scores"),
+        (FIGURE_EN.replace("    #| label: weights\n", ""), "figure labels differ: weights vs no figure"),
+        (FIGURE_EN.replace("```python\nx = 1", "```python\n#| label: x\n#| caption: C.\n#| alt: A.\nx = 1"), "figure labels differ: no figure vs x"),
+        (FIGURE_EN.replace("    #| alt: A 6×6 heatmap.\n", ""), "figure weights: no alt in the English edition"),
+        (FIGURE_EN.replace("Each row sums to 1.", "每一行之和为 1。"), "figure weights: the English caption holds Chinese text"),
+        (FIGURE_EN.replace("attention weights", "注意力权重"), "figure weights: the English figure's strings hold Chinese text: ['注意力权重']"),
     ],
 )
-def test_figure_blocks_have_the_same_number_in_both_editions_and_english_words_in_english(
+def test_figure_blocks_have_the_same_label_in_both_editions_and_english_words_in_english(
     en: str, problem: str | None
 ) -> None:
     """The header lines are comments, which the code comparison ignores: the figure check reads them."""

@@ -75,19 +75,19 @@ def test_top_k_bounds_what_one_step_can_draw() -> None:
 
 
 def test_a_link_to_a_figure_on_another_page_is_resolved_on_that_page(tmp_path: Path) -> None:
-    """Mutant: ``check_book`` looks for the figure of ``[..](01-b.md#fig-1-2)`` on the linking page
+    """Mutant: ``check_book`` looks for the figure of ``[..](01-b.md#fig-second)`` on the linking page
     (first witness: tests/test_figures.py expects a broken cross-page link to be reported). Here the
     links are right, across pages and on the same page: nothing is reported; the same link on the
     page that holds the figure, written as a cross-page link to the other page, is reported."""
     from tests.test_figures import figure_block, small_site
     from tools.build import figures
 
-    a = "# A\n\n" + figure_block("1.1") + "\n[图 1.2](01-b.md#fig-1-2)；[图 1.1](#fig-1-1)。\n"
-    b = "# B\n\n" + figure_block("1.2") + "\n[图 1.1](01-a.md#fig-1-1)。\n"
+    a = "# A\n\n" + figure_block("first") + "\n[{fig:second}](01-b.md#fig-second)；[{fig:first}](#fig-first)。\n"
+    b = "# B\n\n" + figure_block("second") + "\n[{fig:first}](01-a.md#fig-first)。\n"
     root = small_site(tmp_path, a, b)
     assert figures.check_book(root, ("zh",)) == []
-    (root / "docs" / "01-b.md").write_text(b.replace("01-a.md#fig-1-1", "01-a.md#fig-1-2"), encoding="utf-8")
-    assert figures.check_book(root, ("zh",)) == ["docs/01-b.md: a link to 01-a.md#fig-1-2, which holds no such figure"]
+    (root / "docs" / "01-b.md").write_text(b.replace("01-a.md#fig-first", "01-a.md#fig-second"), encoding="utf-8")
+    assert figures.check_book(root, ("zh",)) == ["docs/01-b.md: a link to 01-a.md#fig-second, which holds no such figure"]
 
 
 def test_every_built_page_offers_the_same_page_in_each_language(site_dir: Path) -> None:

@@ -98,7 +98,7 @@ def test_a_labs_markdown_cells_are_its_prose() -> None:
 def test_captions_and_alt_texts_are_measured_apart() -> None:
     from tools.prose_stats import captions
 
-    page = '```python\n#| figure: 1.1\n#| caption: One; two.\n#| alt: Three: four.\nx = 1\n```\n'
+    page = '```python\n#| label: a\n#| caption: One; two.\n#| alt: Three: four.\nx = 1\n```\n'
     assert captions(page) == "One; two.\n\nThree: four."
     assert stats(page).words == 0  # a figure block is code on the page
 

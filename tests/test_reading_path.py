@@ -177,7 +177,7 @@ def test_counter_sees_what_a_reader_sees() -> None:
         '!!! tip "boxed"', "", "    ```python", *["    y = 1"] * 4, "    ```",  # shown
         '=== "tab"', "", "    ```python", *["    z = 1"] * 3, "    ```",      # shown
         "```python", "#| file: src/selfattn/x.py", *["w = 1"] * 30, "```",   # package
-        "```python", "#| figure: 1.1", "#| caption: c", "fig = 1", "```",   # 1 shown line
+        "```python", "#| label: a", "#| caption: c", "fig = 1", "```",   # 1 shown line
         "```text", *["t"] * 40, "```",                              # not python
         '??? note "outer"', "", '    !!! tip "inner"', "",
         "        ```python", *["        u = 1"] * 7, "        ```",  # inside a collapsed box

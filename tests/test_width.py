@@ -86,7 +86,7 @@ def test_the_detector_finds_wide_lines_in_code_output_and_admonitions() -> None:
     found = too_wide(text)
     assert [f.split(" (")[0] for f in found] == ["line 5", "line 11", "line 17"], found
     assert "output, 90 columns" in found[1]
-    figure = f"```python\n#| figure: 3.1\n#| caption: {code_wide}\n#| alt: {code_wide}\n#| other: {code_wide}\n```\n"
+    figure = f"```python\n#| label: a\n#| caption: {code_wide}\n#| alt: {code_wide}\n#| other: {code_wide}\n```\n"
     assert [f.split(" (")[0] for f in too_wide(figure)] == ["line 5"]  # caption and alt are not shown
 
 

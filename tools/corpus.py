@@ -41,6 +41,8 @@ import re
 import sys
 from pathlib import Path
 
+from tools.build import figures
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("01-problem", "02-rnn-to-attention", "03-qkv-formula", "03-plot-source",
          "04-why-sqrt-dk", "05-implementation", "05-validation-source", "06-verification",
@@ -137,7 +139,8 @@ def build(lang: str) -> str:
     """The snapshot of one edition: the cleaned pages in nav order, a blank line apart."""
     suffix = ".en.md" if lang == "en" else ".md"
     pages = [(ROOT / "docs" / name).with_suffix("").with_name(name + suffix) for name in PAGES]
-    return "\n".join(clean(p.read_text(encoding="utf-8")) for p in pages)
+    numbers = figures.numbering(ROOT, lang)  # {fig:LABEL} reads "图 3.2" / "Figure 3.2", as on the page
+    return "\n".join(clean(figures.resolve(p.read_text(encoding="utf-8"), numbers, lang)) for p in pages)
 
 
 def main(argv: list[str] | None = None) -> int:

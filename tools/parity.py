@@ -19,8 +19,8 @@ fences of a page, the code cells of a lab):
 * a titled block (``#| file: src/...``) has the same title line and the same syntax tree
   with every string, docstrings included (the package's strings are English in both
   editions); only its comments differ, so each edition shows comments in its own language;
-* a figure block (``#| figure: 3.2`` header, ``tools/build/figures.py``) is a figure block with
-  the same number in the other edition, with a caption and alt text in both; the English
+* a figure block (``#| label: weights-heatmap`` header, ``tools/build/figures.py``) is a figure block with
+  the same label in the other edition, with a caption and alt text in both; the English
   edition's caption, alt text and strings (the figure's labels) hold no Chinese text;
 * the headings carry the same explicit anchors (``{#fully-masked-rows}``), so links into
   either edition land.
@@ -151,15 +151,16 @@ def human(text: str) -> bool:
 
 
 def figure_problems(where: str, zh: Block, en: Block) -> list[str]:
-    """A figure block is one in both editions, with the same number, a caption and alt text in each,
+    """A figure block is one in both editions, with the same label, a caption and alt text in each,
     and English words only in the English edition's caption, alt text and labels."""
     try:
         zh_fig, en_fig = (figure_header(b.code.lstrip().splitlines())[0] for b in (zh, en))
     except FigureError as err:
         return [f"{where}: {err}"]
-    zh_number, en_number = zh_fig.get("figure"), en_fig.get("figure")
+    # its label (`#| label:`), or, until the pages are converted, its number (`#| figure:`: LEGACY)
+    zh_number, en_number = (fields.get("label", fields.get("figure")) for fields in (zh_fig, en_fig))
     if zh_number != en_number:
-        return [f"{where}: figure numbers differ: {zh_number or 'no figure'} vs {en_number or 'no figure'}"]
+        return [f"{where}: figure labels differ: {zh_number or 'no figure'} vs {en_number or 'no figure'}"]
     if zh_number is None:
         return []
     problems = []

@@ -13,7 +13,7 @@ from the write until mkdocs logs ``Reloading browsers`` is the rebuild time. The
   one page must not make the next build execute the labs again;
 * with ``--figure``, a comment added to the page's first figure block (``tools/build/figures.py``)
   must render that figure again, and the figures whose ``cont`` chain runs through it, and no
-  other (the build logs "figures: rendered ... figure N.M" for each figure it executes; the
+  other (the build logs "figures: rendered ... figure LABEL" for each figure it executes; the
   others come from ``.cache/figures/``).
 
 Every edited file gets its original text back at the end (that restore is timed too).
@@ -130,7 +130,7 @@ def edit_a_figure(serve: Serve, page: Path, original: str, marker: str, timeout:
     for attempt in (1, 2):
         comment = f"# {marker}-{attempt}"
         edited = "".join([*lines[:close], f"{figure.fence.indent}{comment}\n", *lines[close:]])
-        expected = [f.number for f in find(edited) if comment in chain_code(edited, f.fence)]
+        expected = [f.label for f in find(edited) if comment in chain_code(edited, f.fence)]
         t0 = time.perf_counter()
         dt, seen = timed_edit(serve, page, edited, timeout)
         for _ in range(3):  # a rebuild already under way when the file was written does not show the edit
@@ -140,12 +140,12 @@ def edit_a_figure(serve: Serve, page: Path, original: str, marker: str, timeout:
             t1, more = serve.wait_for(RELOAD, timeout)
             dt, seen = t1 - t0 - 0.5, seen + more  # timed_edit waits 0.5 s before writing
         else:
-            failures.append(f"the served page never showed the edit of figure {figure.number}")
+            failures.append(f"the served page never showed the edit of figure {figure.label}")
         rendered = [line.split("figures: rendered")[1].strip().rsplit(" ", 1)[-1] for line in seen if "figures: rendered" in line]
-        print(f"add a comment to figure {figure.number} ({attempt}): reloaded in {dt:.2f} s; rendered figures "
+        print(f"add a comment to figure {figure.label} ({attempt}): reloaded in {dt:.2f} s; rendered figures "
               f"{rendered} (expected {expected}), {len(found) - len(rendered)} of the page's figures from the cache")
         if rendered != expected:
-            failures.append(f"editing figure {figure.number} rendered {rendered}, expected {expected}")
+            failures.append(f"editing figure {figure.label} rendered {rendered}, expected {expected}")
         dt, seen = timed_edit(serve, page, original, timeout)
         again = [line for line in seen if "figures: rendered" in line]
         print(f"restore docs/{page.name}: reloaded in {dt:.2f} s; rendered {len(again)} figure(s)")

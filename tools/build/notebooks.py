@@ -22,6 +22,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from tools.build import figures
 from tools.build.labs import LAB, files_read_by_lab
 from tools.build.languages import DEFAULT_LANGUAGE, root_prefix, source_of
 from tools.release import setup_cell
@@ -247,7 +248,7 @@ def write(config: Any, lang: str, dirty: bool) -> None:
         target = out / notebook_name(page)
         if fresh(source, target):
             continue
-        text = source.read_text(encoding="utf-8")
+        text = figures.resolve(source.read_text(encoding="utf-8"), figures.numbering(root, lang), lang)  # {fig:LABEL}
         # The notebook is a function of these (the setup cell included) and of this file's code: keep it under their hash (.cache/notebooks/).
         inputs = [text, page, lang, config.site_url or "", version, setup_cell(version, lang), Path(__file__).read_text(encoding="utf-8")]
         cached = cache / (hashlib.sha256("\0".join(inputs).encode()).hexdigest()[:20] + ".ipynb")

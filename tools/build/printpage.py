@@ -3,7 +3,7 @@
 Each language has its own (``print_page/`` and ``en/print_page/``) with titles in its language.
 Under ``serve --dirty`` it could only show the pages rebuilt: it is left out there (``make site``
 builds it). print-site makes the anchors of headings unique by prefixing them with the page
-(``#03-qkv-formula-fig-3-2``), but not the ids of figures, which are unique in the whole book
+(``#03-qkv-formula-fig-weights-heatmap``), but not the ids of figures, which are unique in the whole book
 already: :func:`finish` points the links to figures back at them.
 
 mkdocs-jupyter puts JupyterLab's stylesheets (four ``<style>`` elements, about 575 KB) into the page of
@@ -40,7 +40,7 @@ PRINT_PAGE = {  # per language: the print page of the English edition is en/prin
     "zh": {"print_page_title": "全书（打印版）", "toc_title": "目录", "print_page_basename": "print_page"},
     "en": {"print_page_title": "The Whole Book (Print Version)", "toc_title": "Contents", "print_page_basename": "en/print_page"},
 }
-FIGURE_LINK = re.compile(r'href="#[\w.-]*?-(fig-\d+-\d+)"')
+FIGURE_LINK = re.compile(r'href="#[\w.-]*?-(fig-[\w-]+)"')
 # A <style> element, or a <link> to a stylesheet: the sources of rules, in the order the cascade reads them.
 PRINT_PAGE_TOP = "print-site-page"  # the id of print-site's element around the whole print page
 SECTION = re.compile(r'<section class="print-page" id="([^"]+)"')
@@ -194,7 +194,7 @@ def fix_links(html: str, basename: str) -> str:
 
 
 def finish(config: Any) -> None:
-    """Each language's print page: ``#PAGE-fig-3-2`` (print-site's rewrite) points at ``#fig-3-2`` again, the other
+    """Each language's print page: ``#PAGE-fig-LABEL`` (print-site's rewrite) points at ``#fig-LABEL`` again, the other
     links print-site got wrong are mended (:func:`fix_links`), and the labs' style sheets come once
     (:func:`drop_repeated_styles`). Written only if that changed it."""
     for lang in LANGUAGES:
