@@ -244,7 +244,7 @@ def test_bad_headers_are_refused_with_the_line_and_label() -> None:
         figures.find("```python\n#| label: a\n#| caption: C.\n#| alt: A.\n#| width: 3\nfig = 1\n```\n")
     with pytest.raises(FigureError, match="line 1: the header repeats 'caption'"):
         figures.find("```python\n#| label: a\n#| caption: C.\n#| caption: D.\n#| alt: A.\nfig = 1\n```\n")
-    with pytest.raises(FigureError, match="CHAPTER.K"):  # LEGACY: the numbered header
+    with pytest.raises(FigureError, match="opens with `#| label: NAME`"):  # a header of old, numbered by hand
         figures.find("```python\n#| figure: 1\n#| caption: C.\n#| alt: A.\nfig = 1\n```\n")
     assert figures.find("```python\n#| file: src/selfattn/x.py\nX = 1\n```\n") == []
 
@@ -378,19 +378,6 @@ def test_a_label_is_in_both_editions(tmp_path: Path) -> None:
     assert figures.check_book(root) == [
         "docs/01-a.md: figure second: the other edition has no figure labelled so",
         "docs/01-a.en.md: figure other: the other edition has no figure labelled so",
-    ]
-
-
-def test_legacy_numbered_headers_must_match_their_place(tmp_path: Path) -> None:
-    """LEGACY (delete with the `#| figure: N.M` header): a hand-written number is the figure's place, and the
-    prose's written numbers name figures that exist."""
-    legacy = LINE.replace("#| label: {label}", "#| figure: {label}")
-    a = "# A\n\n" + legacy.format(label="1.1", y=1, title="t", caption="C.", alt="A.") + "\n如图 1.1 所示，[图 1.1](#fig-1-1)。\n"
-    b = "# B\n\n" + legacy.format(label="1.3", y=1, title="t", caption="C.", alt="A.") + "\n见图 1.2。\n"
-    root = small_site(tmp_path, a, b)
-    assert figures.check_book(root, ("zh",)) == [
-        "docs/01-b.md: figure 1.3: its place in the chapter makes it figure 1.2",
-        "docs/01-b.md: the text refers to figure 1.2, which is not in the book",
     ]
 
 

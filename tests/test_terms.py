@@ -133,7 +133,7 @@ def test_the_scan_skips_code_and_finds_variants_in_prose_and_captions() -> None:
         "See [the heatmap](a/heat-map.md).\n"
         "\n"
         "```python\n"
-        "#| figure: 1.1\n"
+        "#| label: a-heatmap\n"
         "#| caption: A heat map in fp16.\n"
         "fp16 = 1  # a bitwise copy\n"
         "```\n"

@@ -157,8 +157,7 @@ def figure_problems(where: str, zh: Block, en: Block) -> list[str]:
         zh_fig, en_fig = (figure_header(b.code.lstrip().splitlines())[0] for b in (zh, en))
     except FigureError as err:
         return [f"{where}: {err}"]
-    # its label (`#| label:`), or, until the pages are converted, its number (`#| figure:`: LEGACY)
-    zh_number, en_number = (fields.get("label", fields.get("figure")) for fields in (zh_fig, en_fig))
+    zh_number, en_number = (fields.get("label") for fields in (zh_fig, en_fig))
     if zh_number != en_number:
         return [f"{where}: figure labels differ: {zh_number or 'no figure'} vs {en_number or 'no figure'}"]
     if zh_number is None:

@@ -51,11 +51,6 @@ no figure carries, a link to ``#fig-LABEL`` on a page that does not hold that fi
 one edition and not in the other, and a written number ("图 3.2", "Figure 3.2", ``#fig-3-2``)
 anywhere in a page, code comments included.
 
-Until every page is converted, a header may still read ``#| figure: 3.2`` (the number written by
-hand; its label is "3.2" and its anchor ``fig-3-2``): the number must then be the figure's place,
-and while an edition holds such a figure, the written numbers of its prose are checked as before
-(:data:`LEGACY`; delete these lines once no page has a ``#| figure:`` header).
-
 Why not markdown-exec (the library the issue prefers): it executes fences written
 ```` ```python exec="on" ````, which pytest-codeblocks 0.18 skips silently (it collects only the
 exact info string ``python``), and so do the tangler, the parity check and the notebooks; each
@@ -93,8 +88,6 @@ TOKEN = re.compile(r"\{fig:(?P<label>[^{}\s]*)\}")  # {fig:weights-heatmap}
 EMPTY_LINK = re.compile(r"\[\]\((?P<target>[^)\s#]*#fig-(?P<label>[\w-]+))\)")  # [](#fig-weights-heatmap)
 NAMES = {"zh": "图 {number}", "en": "Figure {number}"}  # what a token reads in each edition
 WRITTEN = re.compile(r"图\s*\d+\.\d+|\bFigures?\s+\d+\.\d+|#fig-\d+-\d+\b")  # a number written by hand
-LEGACY = "figure"  # the numbered header `#| figure: 3.2`, until the pages are converted
-NUMBER = re.compile(r"^(?P<chapter>\d+)\.(?P<k>\d+)$")
 PAGE_CHAPTER = re.compile(r"^(?P<chapter>\d\d)-")  # docs/08-engineering.md: chapter 8
 INK = "#202124"  # selfattn.plot.INK: the colour that follows the page's text
 FIGURE_CACHE = ".cache/figures"
@@ -107,10 +100,6 @@ CAPTIONS = {
 PLACEHOLDER = "sa-figure-placeholder:"
 # The placeholder paragraph carries the figure's id (attr_list), so that mkdocs knows the anchor.
 PLACEHOLDER_HTML = re.compile(r"<p[^>]*>sa-figure-placeholder:(?P<id>fig-[\w-]+)(?:\s*\{:[^}]*\})?</p>")
-REFERENCE = {  # LEGACY: "如图 3.2 所示", "图 3.2 和 3.3"; "Figure 3.2 shows", "Figures 3.2 and 3.3"
-    "zh": re.compile(r"图\s*(?P<numbers>\d+\.\d+(?:\s*(?:、|，|,|和|与|及|至|到|–|-)\s*\d+\.\d+)*)"),
-    "en": re.compile(r"\bFigures?\s+(?P<numbers>\d+\.\d+(?:\s*(?:,|and|to|–|-)\s*\d+\.\d+)*)"),
-}
 FIGURE_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<page>[^)\s#]*?)#(?P<id>fig-[\w-]+)\)")
 
 STATE = {"inputs": "", "serve": False, "executed_with": ""}  # this build's inputs key; under serve?; the key
@@ -127,7 +116,7 @@ class FigureError(Exception):
 class Figure:
     """A figure block of a page."""
 
-    label: str  # "weights-heatmap" (a legacy header's number: "3.2")
+    label: str  # "weights-heatmap"
     caption: str
     alt: str
     fence: Fence
@@ -137,7 +126,7 @@ class Figure:
     @property
     def id(self) -> str:
         """``fig-weights-heatmap``: the anchor of the figure, and the prefix of every id in its SVG."""
-        return "fig-" + self.label.replace(".", "-")  # LEGACY: the replace
+        return "fig-" + self.label
 
 
 def header(body: list[str]) -> tuple[dict[str, str], int]:
@@ -165,17 +154,16 @@ def find(markdown: str) -> list[Figure]:
             fields, count = header(fence.body)
         except FigureError as err:
             raise FigureError(f"line {fence.start + 1}: {err}") from err
-        if LEGACY in fields and "label" not in fields:  # LEGACY: `#| figure: 3.2` is labelled "3.2"
-            if not NUMBER.match(fields[LEGACY]):
-                raise FigureError(f"line {fence.start + 1}: figure {fields[LEGACY]}: the number must read CHAPTER.K")
-            fields["label"] = fields.pop(LEGACY)
         if "label" not in fields:
+            if fields:  # `#| caption:` without a label, or a header of old (`#| figure: 3.2`)
+                raise FigureError(f"line {fence.start + 1}: a figure block opens with `#| label: NAME`, "
+                                  f"not {sorted(fields)}")
             continue
         where = f"line {fence.start + 1}: figure {fields['label'] or '?'}"
         unknown = sorted(set(fields) - set(FIELDS))
         if unknown:
             raise FigureError(f"{where}: unknown header line(s) {unknown}; a figure block has {list(FIELDS)}")
-        if not LABEL.match(fields["label"]) and not NUMBER.match(fields["label"]):  # LEGACY: the second test
+        if not LABEL.match(fields["label"]):
             raise FigureError(f"{where}: a label is kebab-case, as in weights-heatmap")
         missing = [name for name in FIELDS if not fields.get(name)]
         if missing:
@@ -442,15 +430,6 @@ def prune(root: Path, dirty: bool) -> None:
     prune_unused(root / FIGURE_CACHE, "*.svg", _USED, dirty)
 
 
-def prose(markdown: str) -> str:  # LEGACY
-    """A page without its fenced blocks (what the reader reads as text)."""
-    lines = markdown.splitlines()
-    for fence in parse_fences(markdown, ""):
-        for i in range(fence.start, min(len(lines), fence.start + len(fence.body) + 2)):
-            lines[i] = ""
-    return "\n".join(lines)
-
-
 _CHECKED: dict[tuple[Path, str, str], tuple[object, Any]] = {}  # (root, edition, what) -> (the pages' stamp, the result)
 
 
@@ -521,7 +500,6 @@ def check_book(root: Path, langs: tuple[str, ...] = ("zh", "en")) -> list[str]:
         problems += bad
         other = {f.label for figures in edition(root, "en" if lang == "zh" else "zh")[1].values() for f in figures}
         where = {f.label: page for page, figures in found.items() for f in figures}
-        legacy = any(NUMBER.match(label) for label in where)  # LEGACY: numbers written by hand
         seen: set[str] = set()
         for page, figures in found.items():
             for figure in figures:
@@ -533,8 +511,6 @@ def check_book(root: Path, langs: tuple[str, ...] = ("zh", "en")) -> list[str]:
                 seen.add(figure.label)
                 if figure.label not in other:
                     problems.append(f"{at}: the other edition has no figure labelled so")
-                if NUMBER.match(figure.label) and figure.label != figure.number:  # LEGACY
-                    problems.append(f"{at}: its place in the chapter makes it figure {figure.number}")
         for page, (name, text) in texts.items():
             for m in TOKEN.finditer(text):
                 if m["label"] not in where:
@@ -542,17 +518,11 @@ def check_book(root: Path, langs: tuple[str, ...] = ("zh", "en")) -> list[str]:
             for m in FIGURE_LINK.finditer(text):
                 target = m["page"].removeprefix("./") or page
                 label = m["id"].removeprefix("fig-")
-                if where.get(label, where.get(label.replace("-", "."))) != target:  # LEGACY: the inner get
+                if where.get(label) != target:
                     problems.append(f"{name}: a link to {target}#{m['id']}, which holds no such figure")
                 elif TOKEN.fullmatch(m["text"]) and m["text"] != f"{{fig:{label}}}":
                     problems.append(f"{name}: the link {m[0]} names another figure than it points at")
-            if legacy:  # LEGACY: the prose's written numbers name figures that exist
-                for m in REFERENCE[lang].finditer(prose(text)):
-                    for written in re.findall(r"\d+\.\d+", m["numbers"]):
-                        if written not in where:
-                            problems.append(f"{name}: the text refers to figure {written}, which is not in the book")
-            else:
-                for m in WRITTEN.finditer(text):
-                    line = text.count("\n", 0, m.start()) + 1
-                    problems.append(f"{name}: line {line}: {m[0]!r} is written by hand; write {{fig:LABEL}}")
+            for m in WRITTEN.finditer(text):
+                line = text.count("\n", 0, m.start()) + 1
+                problems.append(f"{name}: line {line}: {m[0]!r} is written by hand; write {{fig:LABEL}}")
     return problems
