@@ -52,6 +52,7 @@ import pytest
 from IPython.core.displayhook import DisplayHook
 
 from tools.codeblocks import Chain, chains, program_key
+from tools.build import figures
 from tools.build.labs import files_read_by_lab
 from tools.build.notebooks import (
     LAB, NOTEBOOK_DIR, chapter_notebook, chapter_pages, data_cell, lab_ipynb, lab_notebook, notebook_name,
@@ -80,8 +81,10 @@ def source(page: str, root: str = "") -> Path:
 
 
 def python_fences(page: str, root: str = "") -> list[str]:
-    """The bodies of the chapter's ```python blocks (those pytest-codeblocks runs), in order."""
-    text = source(page, root).read_text(encoding="utf-8")
+    """The bodies of the chapter's ```python blocks (those pytest-codeblocks runs), in order, with their figure
+    references resolved as the build resolves them ("{fig:LABEL}" -> "图 4.3" / "Figure 4.3")."""
+    lang = "en" if root else "zh"
+    text = figures.resolve(source(page, root).read_text(encoding="utf-8"), figures.numbering(ROOT, lang), lang)
     return ["\n".join(f.body).rstrip("\n") for f in parse_fences(text, page) if f.info == "python" and f.char == "`"]
 
 
