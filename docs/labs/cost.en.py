@@ -162,7 +162,7 @@ assert on_prev[p_head] > 0.8 and on_same[1 - p_head] > 0.9, (
     "one head looks at the previous token, the other at the same category"
 )
 
-fig, axes = plt.subplots(2, 2, figsize=(7.5, 7), layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(7.3, 7), layout="constrained")
 axes = axes.flatten()
 for h, color in ((1, "tab:red"), (2, "tab:blue")):
     axes[0].plot(curves[h], color=color, label=f"h = {h}")
@@ -182,9 +182,9 @@ for ax, (w, title) in zip(axes[1:], panels):
 fig.colorbar(im, ax=list(axes[1:]), shrink=0.8, label="weight")
 show(
     fig,
-    "Left, the training loss of a single-head and a two-head model with the same "
-    "number of parameters. Right, the attention weights on one test sequence, of the "
-    "single head and of each head of the two-head model.",
+    "Top left, the training loss of a single-head and a two-head model with the same "
+    "number of parameters. The other panels show the attention weights on one test "
+    "sequence, of the single head and of each head of the two-head model.",
     "Four panels. The first plots the training loss on a log scale, and the two-head "
     "curve ends lower. The other three are 8 by 8 heatmaps of attention weights, with "
     "queries as rows and keys as columns, each key labeled with its category. The "

@@ -159,7 +159,7 @@ assert on_prev[p_head] > 0.8 and on_same[1 - p_head] > 0.9, (
     "一个头看前一个词元，另一个头看同类词元"
 )
 
-fig, axes = plt.subplots(2, 2, figsize=(7.5, 7), layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(7.3, 7), layout="constrained")
 axes = axes.flatten()
 for h, color in ((1, "tab:red"), (2, "tab:blue")):
     axes[0].plot(curves[h], color=color, label=f"h = {h}")
@@ -179,8 +179,8 @@ for ax, (w, title) in zip(axes[1:], panels):
 fig.colorbar(im, ax=list(axes[1:]), shrink=0.8, label="weight")
 show(
     fig,
-    "左：参数量相同的单头与两头模型的训练损失。右：在一条测试序列上，单头模型的注意力权"
-    "重，以及两头模型每个头的注意力权重。",
+    "左上：参数量相同的单头与两头模型的训练损失。其余三幅：在一条测试序列上，单头模型的"
+    "注意力权重，以及两头模型每个头的注意力权重。",
     "四幅图。第一幅是对数坐标的训练损失，两头模型的曲线最终更低。其余三幅是 8×8 的注意"
     "力权重热图，行是查询，列是键，键的刻度标出类别。单头以及两头模型中的一个头把权重放"
     "在前一个词元上，是一条偏移一格的对角线；另一个头把权重分散到同类别的词元上。",
