@@ -44,14 +44,14 @@ from html import escape
 from IPython.display import HTML, display
 from matplotlib.text import Text
 
-COLUMN_PX, PX_PER_INCH, MIN_PX = 748, 100, 11  # the page's column at a 1280 px window
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # a lab's output at a 1280 px window
 
 
 def show(fig: plt.Figure, caption: str, alt: str) -> None:
     """Show the figure as a PNG with its alt text and caption, whatever the backend.
 
-    The page shrinks a wide image to its column. Text that would then be smaller
-    than MIN_PX is enlarged first.
+    The page shrinks a wide image to the width of the output. Text that would
+    then be smaller than MIN_PX is enlarged first.
     """
     shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
     min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
@@ -87,7 +87,7 @@ labels = {
     "sdpa": "F.scaled_dot_product_attention",
     "chunked": "selfattn chunked",
 }
-fig, axes = plt.subplots(2, 1, figsize=(7.5, 8), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharey=True)
 for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
     rows = [r for r in res["time"] if r["case"] == "attention" and r["mode"] == mode]
     for path, label in labels.items():
@@ -137,7 +137,7 @@ for mode, path in {key[:2] for key in t}:
 # %%
 mem_labels = {**labels, "keys_only": "keys-only loop (autograd)"}
 heads = res["config"]["memory_heads"]
-fig, axes = plt.subplots(2, 1, figsize=(7.5, 8), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharey=True)
 for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
     rows = [r for r in res["memory"] if r["mode"] == mode]
     for path, label in mem_labels.items():

@@ -42,13 +42,13 @@ from html import escape
 from IPython.display import HTML, display
 from matplotlib.text import Text
 
-COLUMN_PX, PX_PER_INCH, MIN_PX = 748, 100, 11  # 1280 px 窗口下页面正文栏的宽度
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # 1280 px 窗口下实验输出的宽度
 
 
 def show(fig: plt.Figure, caption: str, alt: str) -> None:
     """把图画成 PNG，连同替代文字与图题一起显示，与 matplotlib 后端无关。
 
-    页面把过宽的图缩到正文栏的宽度；缩放后会小于 MIN_PX 的文字先放大。
+    页面把过宽的图缩到输出区的宽度；缩放后会小于 MIN_PX 的文字先放大。
     """
     shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
     min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
@@ -81,7 +81,7 @@ labels = {
     "sdpa": "F.scaled_dot_product_attention",
     "chunked": "selfattn chunked",
 }
-fig, axes = plt.subplots(2, 1, figsize=(7.5, 8), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharey=True)
 for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
     rows = [r for r in res["time"] if r["case"] == "attention" and r["mode"] == mode]
     for path, label in labels.items():
@@ -127,7 +127,7 @@ for mode, path in {key[:2] for key in t}:
 # %%
 mem_labels = {**labels, "keys_only": "keys-only loop (autograd)"}
 heads = res["config"]["memory_heads"]
-fig, axes = plt.subplots(2, 1, figsize=(7.5, 8), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharey=True)
 for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
     rows = [r for r in res["memory"] if r["mode"] == mode]
     for path, label in mem_labels.items():

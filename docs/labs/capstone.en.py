@@ -67,14 +67,14 @@ from html import escape
 from IPython.display import HTML, display
 from matplotlib.text import Text
 
-COLUMN_PX, PX_PER_INCH, MIN_PX = 748, 100, 11  # the page's column at a 1280 px window
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # a lab's output at a 1280 px window
 
 
 def show(fig: plt.Figure, caption: str, alt: str) -> None:
     """Show the figure as a PNG with its alt text and caption, whatever the backend.
 
-    The page shrinks a wide image to its column. Text that would then be smaller
-    than MIN_PX is enlarged first.
+    The page shrinks a wide image to the width of the output. Text that would
+    then be smaller than MIN_PX is enlarged first.
     """
     shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
     min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
@@ -224,7 +224,7 @@ def attention_maps(model: CharLM, idx: torch.Tensor) -> list[torch.Tensor]:
 
 sentence = "q, k, v = qkv.chunk(3, dim=-1)"
 maps = attention_maps(model, vocab.encode(sentence)[None])
-fig, axes = plt.subplots(4, len(maps), figsize=(7.5, 15.5))
+fig, axes = plt.subplots(4, len(maps), figsize=(6.7, 14))
 for layer, w in enumerate(maps):
     for head in range(4):
         ax = axes[head, layer]
@@ -352,7 +352,7 @@ for name in SCALES:
     print(f"{'':13s} entropy at step 0 {spread(e0)}; at step 150 {spread(e)}")
 
 # %%
-fig, axes = plt.subplots(2, 1, figsize=(7.5, 8), sharex=True)
+fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharex=True)
 for name in SCALES:
     for key, ax in zip(("val", "entropy"), axes, strict=True):
         ys = [[runs[name, s][key][i] for s in SEEDS] for i in range(len(CHECK))]

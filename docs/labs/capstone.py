@@ -66,13 +66,13 @@ from html import escape
 from IPython.display import HTML, display
 from matplotlib.text import Text
 
-COLUMN_PX, PX_PER_INCH, MIN_PX = 748, 100, 11  # 1280 px 窗口下页面正文栏的宽度
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # 1280 px 窗口下实验输出的宽度
 
 
 def show(fig: plt.Figure, caption: str, alt: str) -> None:
     """把图画成 PNG，连同替代文字与图题一起显示，与 matplotlib 后端无关。
 
-    页面把过宽的图缩到正文栏的宽度；缩放后会小于 MIN_PX 的文字先放大。
+    页面把过宽的图缩到输出区的宽度；缩放后会小于 MIN_PX 的文字先放大。
     """
     shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
     min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
@@ -220,7 +220,7 @@ def attention_maps(model: CharLM, idx: torch.Tensor) -> list[torch.Tensor]:
 
 sentence = "q, k, v = qkv.chunk(3, dim=-1)"
 maps = attention_maps(model, vocab.encode(sentence)[None])
-fig, axes = plt.subplots(4, len(maps), figsize=(7.5, 15.5))
+fig, axes = plt.subplots(4, len(maps), figsize=(6.7, 14))
 for layer, w in enumerate(maps):
     for head in range(4):
         ax = axes[head, layer]
@@ -348,7 +348,7 @@ for name in SCALES:
     print(f"{'':13s} entropy at step 0 {spread(e0)}; at step 150 {spread(e)}")
 
 # %%
-fig, axes = plt.subplots(2, 1, figsize=(7.5, 8), sharex=True)
+fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharex=True)
 for name in SCALES:
     for key, ax in zip(("val", "entropy"), axes, strict=True):
         ys = [[runs[name, s][key][i] for s in SEEDS] for i in range(len(CHECK))]

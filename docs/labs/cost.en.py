@@ -36,14 +36,14 @@ from html import escape
 from IPython.display import HTML, display
 from matplotlib.text import Text
 
-COLUMN_PX, PX_PER_INCH, MIN_PX = 748, 100, 11  # the page's column at a 1280 px window
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # a lab's output at a 1280 px window
 
 
 def show(fig: plt.Figure, caption: str, alt: str) -> None:
     """Show the figure as a PNG with its alt text and caption, whatever the backend.
 
-    The page shrinks a wide image to its column. Text that would then be smaller
-    than MIN_PX is enlarged first.
+    The page shrinks a wide image to the width of the output. Text that would
+    then be smaller than MIN_PX is enlarged first.
     """
     shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
     min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
@@ -162,7 +162,7 @@ assert on_prev[p_head] > 0.8 and on_same[1 - p_head] > 0.9, (
     "one head looks at the previous token, the other at the same category"
 )
 
-fig, axes = plt.subplots(2, 2, figsize=(7.3, 7), layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(6.5, 6.5), layout="constrained")
 axes = axes.flatten()
 for h, color in ((1, "tab:red"), (2, "tab:blue")):
     axes[0].plot(curves[h], color=color, label=f"h = {h}")
@@ -329,7 +329,7 @@ def column(key: str) -> list[float]:
 
 
 ns = column("n")
-fig, (ax_t, ax_m) = plt.subplots(2, 1, figsize=(7.5, 8))
+fig, (ax_t, ax_m) = plt.subplots(2, 1, figsize=(6.7, 7.5))
 ax_t.plot(ns, column("explicit_ms"), "o-", label="explicit (returns weights)")
 ax_t.plot(ns, column("sdpa_ms"), "s-", label="F.scaled_dot_product_attention")
 ref = rows[-1]["explicit_ms"]

@@ -36,13 +36,13 @@ from html import escape
 from IPython.display import HTML, display
 from matplotlib.text import Text
 
-COLUMN_PX, PX_PER_INCH, MIN_PX = 748, 100, 11  # 1280 px 窗口下页面正文栏的宽度
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # 1280 px 窗口下实验输出的宽度
 
 
 def show(fig: plt.Figure, caption: str, alt: str) -> None:
     """把图画成 PNG，连同替代文字与图题一起显示，与 matplotlib 后端无关。
 
-    页面把过宽的图缩到正文栏的宽度；缩放后会小于 MIN_PX 的文字先放大。
+    页面把过宽的图缩到输出区的宽度；缩放后会小于 MIN_PX 的文字先放大。
     """
     shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
     min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
@@ -159,7 +159,7 @@ assert on_prev[p_head] > 0.8 and on_same[1 - p_head] > 0.9, (
     "一个头看前一个词元，另一个头看同类词元"
 )
 
-fig, axes = plt.subplots(2, 2, figsize=(7.3, 7), layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(6.5, 6.5), layout="constrained")
 axes = axes.flatten()
 for h, color in ((1, "tab:red"), (2, "tab:blue")):
     axes[0].plot(curves[h], color=color, label=f"h = {h}")
@@ -322,7 +322,7 @@ def column(key: str) -> list[float]:
 
 
 ns = column("n")
-fig, (ax_t, ax_m) = plt.subplots(2, 1, figsize=(7.5, 8))
+fig, (ax_t, ax_m) = plt.subplots(2, 1, figsize=(6.7, 7.5))
 ax_t.plot(ns, column("explicit_ms"), "o-", label="explicit (returns weights)")
 ax_t.plot(ns, column("sdpa_ms"), "s-", label="F.scaled_dot_product_attention")
 ref = rows[-1]["explicit_ms"]
