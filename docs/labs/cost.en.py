@@ -177,7 +177,8 @@ panels = [
 for ax, (w, title) in zip(axes[1:], panels):
     im = ax.imshow(w.numpy(), vmin=0, vmax=1, cmap="viridis")
     ax.set(title=title, xlabel="key j (category)", ylabel="query i")
-    ax.set_xticks(range(N_TOK), [f"{j}\n({c})" for j, c in enumerate(cats0)], fontsize=8)
+    ticks = [f"{j}\n({c})" for j, c in enumerate(cats0)]  # key index, category
+    ax.set_xticks(range(N_TOK), ticks, fontsize=8)
     ax.set_yticks(range(N_TOK))
 fig.colorbar(im, ax=list(axes[1:]), shrink=0.8, label="weight")
 show(
