@@ -1,21 +1,19 @@
 # %% [markdown]
 # # Benchmark Plots (Reference Page)
 #
-# This lab runs **when the site is built**, but it does not run the benchmarks: it only
-# reads the committed `benchmarks/results/cpu.json` (measured on one machine by
-# `make bench`) and plots it. The numbers are only indicative: they come from a 2-core CPU
-# machine shared with other jobs, where two measurements of the same configuration can
-# differ by more than a factor of two; what can be compared is the ratio of each path to
-# SDPA **within one run**. See [the benchmarks](../reference/benchmarks.md) for details.
+# This lab runs when the site is built, but it does not run the benchmarks. It reads the
+# committed `benchmarks/results/cpu.json`, measured on one machine by `make bench`, and
+# plots it. The numbers are only indicative. They come from a 2-core CPU machine shared
+# with other jobs, where two measurements of the same configuration can differ by more
+# than a factor of two. What can be compared is the ratio of each path to SDPA within one
+# run. The [benchmarks page](../reference/benchmarks.md) has the details.
 
 # %%
-import io
 import json
 import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-from IPython.display import Image, display
 from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
 
 
@@ -28,14 +26,6 @@ def log_axes(ax: plt.Axes, ns: list[int]) -> None:
     ax.grid(True, which="both", alpha=0.3)
 
 
-def show(fig: plt.Figure) -> None:
-    """Embed the figure as a PNG, whatever the matplotlib backend (e.g. Agg)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    display(Image(data=buf.getvalue()))
-
-
 RESULTS = Path("benchmarks") / "results" / "cpu.json"
 root = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / RESULTS).exists())
 res = json.loads((root / RESULTS).read_text(encoding="utf-8"))
@@ -46,14 +36,50 @@ print("config:")
 for key, value in res["config"].items():
     print(f"  {key}: {value!r}")
 
+# %%
+import base64
+import io
+from html import escape
+
+from IPython.display import HTML, display
+from matplotlib.text import Text
+
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # a lab's output at a 1280 px window
+
+
+def show(fig: plt.Figure, caption: str, alt: str) -> None:
+    """Show the figure as a PNG with its alt text and caption, whatever the backend.
+
+    The page shrinks a wide image to the width of the output. Text that would
+    then be smaller than MIN_PX is enlarged first.
+    """
+    shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
+    min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
+    small = [t for t in fig.findobj(Text) if t.get_fontsize() < min_pt]
+    for text in small:
+        text.set_fontsize(min_pt)
+    if small and fig.get_layout_engine() is None:
+        fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=2 * PX_PER_INCH, bbox_inches="tight")
+    plt.close(fig)
+    png = buf.getvalue()
+    width = int.from_bytes(png[16:20], "big") // 2  # 2 image pixels per CSS pixel
+    src = "data:image/png;base64," + base64.b64encode(png).decode()
+    display(HTML(
+        f'<figure><img src="{src}" width="{width}" alt="{escape(alt)}">'
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
+    ))
+
 # %% [markdown]
 # ## Time against $n$ (log-log)
 #
-# B = 1, h = 8, d_head = 64, float32. The dashed line is a slope-2 reference
-# ($\propto n^2$): all three paths do $O(n^2 d)$ arithmetic, so for long sequences they
-# all follow this slope and differ only by a constant. The error bars are the min–max over
-# the rounds; where a curve is not smooth, that comes from other load on the machine
-# during the measurement, which is exactly why we compare only ratios within a round.
+# The setup is B = 1, h = 8, d_head = 64, float32. The dashed line is a reference of
+# slope 2 ($\propto n^2$). All three paths do $O(n^2 d)$ arithmetic, so for long
+# sequences they follow this slope and differ only by a constant. The error bars run from
+# the minimum to the maximum over the rounds. Where a curve is not smooth, other load on
+# the machine disturbed the measurement. This is why only ratios within a round are
+# compared.
 
 # %%
 labels = {
@@ -61,7 +87,7 @@ labels = {
     "sdpa": "F.scaled_dot_product_attention",
     "chunked": "selfattn chunked",
 }
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharey=True)
 for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
     rows = [r for r in res["time"] if r["case"] == "attention" and r["mode"] == mode]
     for path, label in labels.items():
@@ -77,10 +103,19 @@ for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
     ax.plot(ref, [t0 * (x / n0) ** 2 for x in ref], "k--", lw=1, label="slope 2 (n²)")
     log_axes(ax, sorted({r["n"] for r in rows}))
     ax.set_title(f"{mode}: median time (ms), bars = min–max")
-axes[0].set_ylabel("ms")
+for ax in axes:
+    ax.set_ylabel("ms")
 axes[0].legend(fontsize=8)
 fig.tight_layout()
-show(fig)
+show(
+    fig,
+    "The median time against n from the committed results, forward only (top) and "
+    "forward plus backward (bottom). For long sequences every path follows the dashed "
+    "slope-2 line. The bars run from the minimum to the maximum over the rounds.",
+    "Two log-log plots of the median time in milliseconds against n, for the explicit "
+    "implementation, SDPA and the chunked implementation. Each curve has a slope of "
+    "about 2, parallel to the dashed reference line.",
+)
 
 # From n / 4 to the largest n: a slope of about 2 on every path (read from the JSON)
 t = {(r["mode"], r["path"], r["n"]): r["median_ms"] for r in res["time"]
@@ -93,16 +128,16 @@ for mode, path in {key[:2] for key in t}:
 # %% [markdown]
 # ## Peak extra memory against $n$
 #
-# Each point is measured in a fresh subprocess (`benchmarks/memory.py`: reset the peak
-# RSS recorded by the kernel, run once, read `VmHWM`). The explicit implementation and
-# autograd applied directly to the loop (keys_only, for training) grow as $n^2$; SDPA
-# and the chunked implementation grow at most as $n$. Very small readings (a few MiB) are close
-# to the resolution of the measurement.
+# Each point is measured in a fresh subprocess by `benchmarks/memory.py`. It resets the
+# peak RSS that the kernel records, runs once, and reads `VmHWM`. The explicit
+# implementation grows as $n^2$, and so does autograd applied directly to the loop
+# (keys_only, in training). SDPA and the chunked implementation grow at most as $n$. Very
+# small readings of a few MiB are close to the resolution of the measurement.
 
 # %%
 mem_labels = {**labels, "keys_only": "keys-only loop (autograd)"}
 heads = res["config"]["memory_heads"]
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharey=True)
 for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
     rows = [r for r in res["memory"] if r["mode"] == mode]
     for path, label in mem_labels.items():
@@ -112,10 +147,19 @@ for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
             ax.plot(*zip(*pts), marker="o", label=label)
     log_axes(ax, sorted({r["n"] for r in rows}))
     ax.set_title(f"{mode}: peak extra memory (MiB), h = {heads}")
-axes[0].set_ylabel("MiB")
+for ax in axes:
+    ax.set_ylabel("MiB")
 axes[0].legend(fontsize=8)
 fig.tight_layout()
-show(fig)
+show(
+    fig,
+    "The peak extra memory against n, forward only (top) and forward plus backward "
+    "(bottom). The explicit implementation grows as n², and so does the keys-only loop "
+    "in training. SDPA and the chunked implementation grow at most as n.",
+    "Two log-log plots of the peak extra memory in MiB against n. The explicit line "
+    "rises steeply, and so does the keys-only line in the bottom plot. The SDPA and "
+    "chunked lines rise much more slowly.",
+)
 
 # From n / 2 to the largest n: explicit (and keys_only in training) about 4x,
 # that is n²; SDPA and chunked at most 2x
@@ -130,8 +174,8 @@ assert all(grows[m, p, n1] < 2.2 for m in modes for p in ("sdpa", "chunked")), g
 # %% [markdown]
 # ## Table of ratios
 #
-# Each row gives the median and the min–max of a ratio (path time / SDPA time) measured
-# in alternating rounds within one run.
+# Each row gives the median, the minimum and the maximum of a ratio, the path's time over
+# SDPA's time. The ratios are measured in alternating rounds within one run.
 
 # %%
 case = f"{'case':10s} {'mode':8s} {'n':>5s}"

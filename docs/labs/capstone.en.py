@@ -13,18 +13,18 @@
 # %% [markdown]
 # # Capstone Lab (Chapter 10)
 #
-# This notebook is executed when the site is built; its numbers and plots are produced on the spot. It is the full version of [chapter 10](../../10-capstone/):
+# This notebook is executed when the site is built, and its numbers and plots are produced then. It is the full version of [chapter 10](../../10-capstone/), in five steps.
 #
-# 1. train a character-level language model on the book's own text and plot the training and validation losses;
-# 2. generate text with the trained model;
-# 3. plot the attention heat maps of every trained head for one line of source text;
-# 4. experiment 1: no scaling, dividing by $\sqrt{d_k}$, dividing by $d_k$, over several random seeds;
-# 5. experiment 2: a causal mask that peeks at the next character, over several random seeds.
+# 1. Train a character-level language model on the book's own text, and plot the training and validation losses.
+# 2. Generate text with the trained model.
+# 3. Plot the attention heatmaps of every trained head for one line of source text.
+# 4. Experiment 1 compares no scaling, dividing by $\sqrt{d_k}$ and dividing by $d_k$, over several random seeds.
+# 5. Experiment 2 trains with a causal mask that peeks at the next character, over several random seeds.
 #
-# Download: the [Jupyter notebook](capstone.ipynb), or the [source file](capstone.py) in jupytext percent format (it also runs as a plain Python script).
-# The whole notebook takes a few minutes on a 2-core CPU (the last cell prints the actual time); all losses are in nats per character.
+# Download the [Jupyter notebook](capstone.ipynb), or the [source file](capstone.py) in jupytext percent format, which also runs as a plain Python script.
+# The whole notebook takes a few minutes on a 2-core CPU, and the last cell prints the actual time. All losses are in nats per character.
 # The corpus is the text of the English edition (`docs/labs/data/book.en.txt`), so the prompts and the generated samples are English.
-# **The trained numbers and the generated text vary by machine** (the CPU and the number of threads change the order of floating-point additions); the assertions below check only conclusions that hold across seeds.
+# **The trained numbers and the generated text vary by machine**, because the CPU and the number of threads change the order of floating-point additions. The assertions below check only conclusions that hold across seeds.
 
 # %%
 # %matplotlib inline
@@ -59,11 +59,46 @@ print(
 )
 print(torch.__version__, "threads:", torch.get_num_threads())
 
+# %%
+import base64
+import io
+from html import escape
+
+from IPython.display import HTML, display
+from matplotlib.text import Text
+
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # a lab's output at a 1280 px window
+
+
+def show(fig: plt.Figure, caption: str, alt: str) -> None:
+    """Show the figure as a PNG with its alt text and caption, whatever the backend.
+
+    The page shrinks a wide image to the width of the output. Text that would
+    then be smaller than MIN_PX is enlarged first.
+    """
+    shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
+    min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
+    small = [t for t in fig.findobj(Text) if t.get_fontsize() < min_pt]
+    for text in small:
+        text.set_fontsize(min_pt)
+    if small and fig.get_layout_engine() is None:
+        fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=2 * PX_PER_INCH, bbox_inches="tight")
+    plt.close(fig)
+    png = buf.getvalue()
+    width = int.from_bytes(png[16:20], "big") // 2  # 2 image pixels per CSS pixel
+    src = "data:image/png;base64," + base64.b64encode(png).decode()
+    display(HTML(
+        f'<figure><img src="{src}" width="{width}" alt="{escape(alt)}">'
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
+    ))
+
 # %% [markdown]
 # ## 1. Training and validation loss
 #
-# 4 heads, 2 layers, $d_\text{model} = 64$, a context of 64 characters, trained for 400 steps (16 windows per step).
-# Every 50 steps the loss is estimated on the first 8192 characters of the validation split; the training loss is plotted as a 20-step moving average.
+# The model has 4 heads, 2 layers, $d_\text{model} = 64$ and a context of 64 characters. It trains for 400 steps of 16 windows each.
+# Every 50 steps the loss is estimated on the first 8192 characters of the validation split. The training loss is plotted as a 20-step moving average.
 
 # %%
 STEPS, EVERY = 400, 50
@@ -93,7 +128,15 @@ ax.set_ylabel("loss (nats / char)")
 ax.set_title("Character-level LM on the book's own text")
 ax.legend()
 ax.grid(True, alpha=0.3)
-plt.show()
+show(
+    fig,
+    "The training loss (20-step mean) and the validation loss of the character-level "
+    "model over 400 steps. The dashed lines are the unigram and bigram baselines, and "
+    "the dotted line is the uniform one.",
+    "Line plot of the loss in nats per character against the step. Both curves start "
+    "near the dotted uniform line and fall. The validation curve ends well below the "
+    "black dashed unigram line. A red dashed line marks the bigram baseline.",
+)
 print(
     f"final validation loss {final_val:.3f} nats (whole validation split); "
     f"unigram {UNIGRAM:.3f}, bigram {BIGRAM:.3f}"
@@ -104,13 +147,13 @@ print(f"training loss, mean of the last 20 steps: {train_end:.3f}")
 assert train_end < final_val, "the training loss is below the validation loss"
 
 # %% [markdown]
-# The validation loss is more than half a nat below the unigram baseline (the black dashed line; asserted above): the model has learned more than the character frequencies. Whether 400 steps also beat the bigram baseline (the red line) depends on the edition; the committed model below must beat it.
-# The training loss is below the validation loss partly because of overfitting, and partly because the validation split is the end of the book (the end of chapter 8 and chapter 9), whose style differs somewhat from the earlier chapters.
+# The validation loss is more than half a nat below the unigram baseline, the black dashed line, as asserted above. So the model has learned more than the character frequencies. Whether 400 steps also beat the bigram baseline, the red line, depends on the edition. The committed model below must beat it.
+# The training loss is below the validation loss partly because of overfitting. The rest comes from the validation split, which is the end of the book (the end of chapter 8 and chapter 9). Its style differs somewhat from the earlier chapters.
 
 # %% [markdown]
 # ## 2. Generated text
 #
-# Temperature 0.8, sampling only among the 20 most likely characters. **These texts vary by machine.**
+# The temperature is 0.8, and sampling is restricted to the 20 most likely characters. These texts vary by machine.
 
 # %%
 g = torch.Generator().manual_seed(0)
@@ -124,7 +167,7 @@ for prompt in ("def ", "Attention", "The "):
 # ### The committed model (`make model`)
 #
 # The model above trained for 400 steps only. `make model` trains a larger one with the same code (3 layers, $d_\text{model} = 96$), and its checkpoint is committed with the repository. Here we load it, compare it with the baselines on the whole validation split, and generate some text.
-# How much of the English model's text is English: `make model` draws three samples of 2,000 characters (seeds 0, 1, 2; temperature 0.7, top-k 10), splits them on whitespace, strips the punctuation around each word, and looks the words up, ignoring case, in an English dictionary (Debian's `wamerican`). It records the shares in the checkpoint, and this cell prints them: `words` counts the words made of letters only, `long` those of 5 letters or more, `tokens` every token, numbers and code included. The corpus's own shares are printed beside them.
+# How much of the English model's text is English? `make model` draws three samples of 2,000 characters, with seeds 0, 1 and 2, temperature 0.7 and top-k 10. It splits them on whitespace, strips the punctuation around each word, and looks the words up in an English dictionary (Debian's `wamerican`), ignoring case. It records the shares in the checkpoint, and this cell prints them. `words` counts the words made of letters only, `long` those of 5 letters or more, and `tokens` every token, numbers and code included. The corpus's own shares are printed beside them.
 
 # %%
 big, big_vocab = load(root / "models/charlm.en.pt")
@@ -152,7 +195,7 @@ for key in ("words", "long", "tokens"):
 # ## 3. The attention of each trained head
 #
 # For one line of source text, we compute the (causal) attention weights $\operatorname{softmax}(QK^\top / \sqrt{d_\text{head}})$ of every head in every layer.
-# The weights are recomputed with the model's own `in_proj` and LayerNorm (the model's forward pass takes the SDPA fast path and does not keep the weights).
+# The weights are recomputed with the model's own `in_proj` and LayerNorm, because the model's forward pass takes the SDPA fast path and does not keep them.
 
 
 # %%
@@ -181,38 +224,45 @@ def attention_maps(model: CharLM, idx: torch.Tensor) -> list[torch.Tensor]:
 
 sentence = "q, k, v = qkv.chunk(3, dim=-1)"
 maps = attention_maps(model, vocab.encode(sentence)[None])
-fig, axes = plt.subplots(len(maps), 4, figsize=(13, 6.8))
+fig, axes = plt.subplots(4, len(maps), figsize=(6.7, 14))
 for layer, w in enumerate(maps):
     for head in range(4):
-        ax = axes[layer, head]
+        ax = axes[head, layer]
         ax.imshow(w[0, head], cmap="viridis", vmin=0, vmax=1)
-        ax.set_title(f"layer {layer}, head {head}", fontsize=9)
+        ax.set_title(f"layer {layer}, head {head}", fontsize=10)
         ax.set_xticks(
-            range(len(sentence)), list(sentence), fontsize=6, family="monospace"
+            range(len(sentence)), list(sentence), fontsize=8, family="monospace"
         )
         ax.set_yticks(
-            range(len(sentence)), list(sentence), fontsize=6, family="monospace"
+            range(len(sentence)), list(sentence), fontsize=8, family="monospace"
         )
-fig.suptitle("Attention weights (row = query, column = key), one line of source text")
+fig.suptitle("Attention weights (row = query, column = key)")
 fig.tight_layout()
-plt.show()
+show(
+    fig,
+    "The causal attention weights of the 8 heads of the trained model (2 layers of 4 "
+    "heads) for one line of source text. Each row is a query and each column a key.",
+    "Eight heatmaps, one per head of each layer, with the characters of the line q, k, "
+    "v = qkv.chunk(3, dim=-1) on both axes. Every upper triangle is dark, since the "
+    "mask hides the future. Some heads are bright on the diagonal or just below it. "
+    "Others spread their weight over earlier characters.",
+)
 rows = torch.stack(maps)[:, 0]  # (layers, h, n, n)
 assert torch.allclose(rows.sum(-1), torch.ones(()), atol=1e-5)
 assert (rows.triu(diagonal=1) == 0).all(), "causal: no weight on the future"
 
 # %% [markdown]
-# The upper triangle of every panel is 0 (the causal mask; asserted above). After training the heads divide the work: some look almost only at the character itself or the one before it (a bright diagonal or subdiagonal),
-# others spread their weight over earlier characters (brackets, commas and `=`, for example). Which head does what varies by machine.
+# The upper triangle of every panel is 0 because of the causal mask, as asserted above. After training, the heads divide the work. Some look almost only at the character itself or the one before it, which shows as a bright diagonal or subdiagonal.
+# Others spread their weight over earlier characters, such as brackets, commas and `=`. Which head does what varies by machine.
 
 # %% [markdown]
 # ## 4. Experiment 1: no scaling, dividing by $\sqrt{d_k}$, dividing by $d_k$
 #
-# Chapter 4 showed on random vectors that without scaling the variance of the scores grows with $d_k$ and the softmax saturates, while dividing by $d_k$ makes the weights nearly uniform.
-# What happens in real training? We use a single-head, 1-layer model with $d_\text{head} = d_\text{model} = 64$ (the wider the head, the better the chance that a difference shows;
-# see section 4.5), multiply the scores by $1$, $1/\sqrt{d_k}$ or $1/d_k$, and train each variant with 3 random seeds for 150 steps (context 32, 16 windows per step, learning rate 3e-3).
-# We measure the validation loss (the first 8192 characters of the validation split) and the mean entropy of the attention weights (averaged over all query rows on the same text, in nats).
+# Chapter 4 showed on random vectors that without scaling, the variance of the scores grows with $d_k$ and the softmax saturates. Dividing by $d_k$ makes the weights nearly uniform.
+# What happens in real training? We use a single-head, 1-layer model with $d_\text{head} = d_\text{model} = 64$. The wider the head, the better the chance that a difference shows (see section 4.5). We multiply the scores by $1$, $1/\sqrt{d_k}$ or $1/d_k$, and train each variant with 3 random seeds for 150 steps. The context is 32, each step has 16 windows, and the learning rate is 3e-3.
+# We measure the validation loss on the first 8192 characters of the validation split. We also measure the mean entropy of the attention weights in nats, averaged over all query rows on the same text.
 #
-# For reference: under causal attention, row $i$ (counting from 0) has $i+1$ keys it may attend to, and uniform weights have entropy $\ln(i+1)$; the mean over 32 rows is the `uniform` printed below.
+# For reference, under causal attention row $i$ (counting from 0) has $i+1$ keys it may attend to, and uniform weights have entropy $\ln(i+1)$. The mean over 32 rows is the `uniform` printed below.
 
 
 # %%
@@ -302,7 +352,7 @@ for name in SCALES:
     print(f"{'':13s} entropy at step 0 {spread(e0)}; at step 150 {spread(e)}")
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharex=True)
 for name in SCALES:
     for key, ax in zip(("val", "entropy"), axes, strict=True):
         ys = [[runs[name, s][key][i] for s in SEEDS] for i in range(len(CHECK))]
@@ -322,16 +372,26 @@ axes[0].axhline(UNIGRAM, color="k", ls="--", lw=1, label="unigram")
 axes[0].set_ylabel("validation loss (nats / char)")
 axes[1].axhline(UNIFORM, color="gray", ls=":", lw=1, label="uniform weights")
 axes[1].set_ylabel("mean attention entropy (nats)")
+axes[1].set_xlabel("step")
 for ax in axes:
-    ax.set_xlabel("step")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
 fig.suptitle("Score scaling in training: mean over 3 seeds, bars = min..max")
 fig.tight_layout()
-plt.show()
+show(
+    fig,
+    "Score scaling in training. Each point is the mean over 3 seeds, and the bars run "
+    "from the minimum to the maximum. Top, the validation loss. Bottom, the mean "
+    "entropy of the attention weights.",
+    "Two line plots against the training step, one line per scaling: 1, 1/sqrt(d_k) "
+    "and 1/d_k. In the top plot, the validation loss of all three falls below the "
+    "dashed unigram line, and 1/sqrt(d_k) ends lowest. In the bottom plot, the entropy "
+    "of 1/d_k starts on the dotted uniform line and ends below it. The unscaled line "
+    "is the lowest at the start and at the end.",
+)
 
 # %% [markdown]
-# The assertions below check only conclusions that **all** 3 seeds support (each comparison is "the maximum of one group < the minimum of the other").
+# The assertions below check only conclusions that all 3 seeds support. Each comparison has the form "the maximum of one group < the minimum of the other".
 
 
 # %%
@@ -362,20 +422,19 @@ assert all(abs(e - UNIFORM) < 0.01 for e in first("1/d_k", "entropy"))
 assert all(e < UNIFORM - 0.2 for e in final("1/d_k", "entropy"))
 
 # %% [markdown]
-# Reading the results (each statement is asserted above, on every seed):
+# Each statement below is asserted above, on every seed.
 #
-# - **Attention entropy**: the three scalings do not overlap across seeds. Unscaled weights are the sharpest. Divided by $d_k$, the weights start uniform (the dotted line, within 0.01 nat), as chapter 4 found on random vectors. After training they are the flattest of the three, but no longer uniform. At initialization the ordering holds by construction (same weights, scores that differ by a positive factor); after training it is a measurement.
-# - **Validation loss**: $1/\sqrt{d_k}$ gives the lowest loss on every seed. No scaling and division by $d_k$ are both worse on every seed.
-#   Every scaling still learns to use context (all are below the unigram). At this size, the wrong scaling costs some loss, but training still succeeds.
+# - **Attention entropy.** The three scalings do not overlap across seeds. Unscaled weights are the sharpest. Divided by $d_k$, the weights start uniform, within 0.01 nat of the dotted line, as chapter 4 found on random vectors. After training they are the flattest of the three, but no longer uniform. At initialization the ordering holds by construction, since the weights are the same and the scores differ by a positive factor. After training it is a measurement.
+# - **Validation loss.** $1/\sqrt{d_k}$ gives the lowest loss on every seed. No scaling and division by $d_k$ are both worse on every seed.
+#   Every scaling still learns to use context, since all of them end below the unigram. At this size, the wrong scaling costs some loss, but training still succeeds.
 
 # %% [markdown]
 # ## 5. Experiment 2: a causal mask that peeks
 #
 # Get the causal mask wrong by one, `tril(diagonal=1)`, and position $i$ can see $i+1$, the very character it is supposed to predict.
-# The same small model (one head, $1/\sqrt{d_k}$), 3 seeds, 150 training steps each; the honest baseline is the three $1/\sqrt{d_k}$ runs of experiment 1.
-# We measure four things: the training loss (mean of the last 10 steps), the validation loss with the wrong mask, the validation loss with the **correct** mask, and the generated text.
-# At generation time there is no "next character" to peek at (`generate` uses the correct causal mask). How do we score a text? We count two things:
-# **the share of the most common character** among 300 generated characters (the book's most common character, the space, has about the share printed as `book` below), and the number of distinct characters.
+# We train the same small model (one head, $1/\sqrt{d_k}$) with 3 seeds, for 150 steps each. The honest baseline is the three $1/\sqrt{d_k}$ runs of experiment 1.
+# We measure the training loss (the mean of the last 10 steps), the validation loss with the wrong mask and with the correct mask, and the generated text.
+# At generation time there is no next character to peek at, since `generate` uses the correct causal mask. How do we score a text? We count two things. One is the share of the most common character among 300 generated characters. The book's most common character, the space, has about the share printed as `book` below. The other is the number of distinct characters.
 
 # %%
 LEAKY = torch.ones(32, 32, dtype=torch.bool).tril(diagonal=1)
@@ -462,7 +521,16 @@ ax.set_xticks([0.19, 1.19], labels)
 ax.set_ylabel("nats / char")
 ax.set_title("A leaking causal mask: 3 seeds, bars = std")
 ax.legend(fontsize=8)
-plt.show()
+show(
+    fig,
+    "A leaky causal mask against the honest one, over 3 seeds. The leaky model's "
+    "training loss is far lower. With the correct mask, its validation loss is far "
+    "higher, above the unigram line.",
+    "Bar chart of the loss in nats per character, with error bars for the standard "
+    "deviation. For the training loss, the leaky bar is much shorter than the honest "
+    "one. For the validation loss with the correct mask, the leaky bar is taller than "
+    "the honest one and above the dashed unigram line.",
+)
 
 for name, mdl in (("leaky", m), ("honest", trained["1/sqrt(d_k)", SEEDS[-1]])):
     out = generate(
@@ -471,8 +539,11 @@ for name, mdl in (("leaky", m), ("honest", trained["1/sqrt(d_k)", SEEDS[-1]])):
     print(f"{name} model, sample (machine-dependent): {vocab.decode(out[0])!r}")
 
 # %% [markdown]
-# Asserted (all 3 seeds satisfy it): the peeking model's training loss is far below the honest model's, but not 0: position 31, the last of the window, cannot see its target (the character after the window), so its loss stays more than 2 nats above that of positions 0–30 and puts a floor under the mean;
-# with the correct mask back, its validation loss is higher than the honest model's, worse even than the unigram model's; and its generated text has degenerated: the share of its most common character is higher than the honest model's, and far higher than that character's share in the book.
+# The next cell asserts the following, and all 3 seeds satisfy it.
+#
+# - The peeking model's training loss is far below the honest model's, but not 0. Position 31, the last of the window, cannot see its target, the character after the window. Its loss stays more than 2 nats above that of positions 0–30 and puts a floor under the mean.
+# - With the correct mask back, its validation loss is higher than the honest model's. It is even worse than the unigram model's.
+# - Its generated text has degenerated. The share of its most common character is higher than the honest model's. It is also more than twice the share of the book's most common character.
 
 # %%
 assert max(x["train"] for x in leak) < min(x["train"] for x in honest) - 1.0

@@ -58,6 +58,40 @@ print(
 )
 print(torch.__version__, "threads:", torch.get_num_threads())
 
+# %%
+import base64
+import io
+from html import escape
+
+from IPython.display import HTML, display
+from matplotlib.text import Text
+
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # 1280 px 窗口下实验输出的宽度
+
+
+def show(fig: plt.Figure, caption: str, alt: str) -> None:
+    """把图画成 PNG，连同替代文字与图题一起显示，与 matplotlib 后端无关。
+
+    页面把过宽的图缩到输出区的宽度；缩放后会小于 MIN_PX 的文字先放大。
+    """
+    shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
+    min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
+    small = [t for t in fig.findobj(Text) if t.get_fontsize() < min_pt]
+    for text in small:
+        text.set_fontsize(min_pt)
+    if small and fig.get_layout_engine() is None:
+        fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=2 * PX_PER_INCH, bbox_inches="tight")
+    plt.close(fig)
+    png = buf.getvalue()
+    width = int.from_bytes(png[16:20], "big") // 2  # 每个 CSS 像素对应 2 个图像像素
+    src = "data:image/png;base64," + base64.b64encode(png).decode()
+    display(HTML(
+        f'<figure><img src="{src}" width="{width}" alt="{escape(alt)}">'
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
+    ))
+
 # %% [markdown]
 # ## 1. 训练与验证损失
 #
@@ -92,7 +126,13 @@ ax.set_ylabel("loss (nats / char)")
 ax.set_title("Character-level LM on the book's own text")
 ax.legend()
 ax.grid(True, alpha=0.3)
-plt.show()
+show(
+    fig,
+    "字符级模型 400 步训练中的训练损失（20 步滑动平均）与验证损失。虚线是一元与二元基准"
+    "，点线是均匀分布基准。",
+    "损失（nats / 字符）随训练步数变化的折线图。两条曲线从均匀分布的点线附近开始下降，"
+    "验证曲线最终明显低于黑色虚线（一元基准）。红色虚线标出二元基准。",
+)
 print(
     f"final validation loss {final_val:.3f} nats (whole validation split); "
     f"unigram {UNIGRAM:.3f}, bigram {BIGRAM:.3f}"
@@ -180,21 +220,28 @@ def attention_maps(model: CharLM, idx: torch.Tensor) -> list[torch.Tensor]:
 
 sentence = "q, k, v = qkv.chunk(3, dim=-1)"
 maps = attention_maps(model, vocab.encode(sentence)[None])
-fig, axes = plt.subplots(len(maps), 4, figsize=(13, 6.8))
+fig, axes = plt.subplots(4, len(maps), figsize=(6.7, 14))
 for layer, w in enumerate(maps):
     for head in range(4):
-        ax = axes[layer, head]
+        ax = axes[head, layer]
         ax.imshow(w[0, head], cmap="viridis", vmin=0, vmax=1)
-        ax.set_title(f"layer {layer}, head {head}", fontsize=9)
+        ax.set_title(f"layer {layer}, head {head}", fontsize=10)
         ax.set_xticks(
-            range(len(sentence)), list(sentence), fontsize=6, family="monospace"
+            range(len(sentence)), list(sentence), fontsize=8, family="monospace"
         )
         ax.set_yticks(
-            range(len(sentence)), list(sentence), fontsize=6, family="monospace"
+            range(len(sentence)), list(sentence), fontsize=8, family="monospace"
         )
-fig.suptitle("Attention weights (row = query, column = key), one line of source text")
+fig.suptitle("Attention weights (row = query, column = key)")
 fig.tight_layout()
-plt.show()
+show(
+    fig,
+    "训练好的模型（2 层，每层 4 个头）的 8 个头在一行源代码上的因果注意力权重。每行是一"
+    "个查询，每列是一个键。",
+    "八幅热图，每层每个头一幅，两条轴上都是这行代码 q, k, v = qkv.chunk(3, dim=-1) 的字"
+    "符。每幅图的上三角都是暗的，因为掩码遮住了未来。有的头在对角线或紧挨其下的一条线上"
+    "最亮，有的头把权重分散到更早的字符上。",
+)
 rows = torch.stack(maps)[:, 0]  # (layers, h, n, n)
 assert torch.allclose(rows.sum(-1), torch.ones(()), atol=1e-5)
 assert (rows.triu(diagonal=1) == 0).all(), "因果：没有权重落在未来"
@@ -301,7 +348,7 @@ for name in SCALES:
     print(f"{'':13s} entropy at step 0 {spread(e0)}; at step 150 {spread(e)}")
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharex=True)
 for name in SCALES:
     for key, ax in zip(("val", "entropy"), axes, strict=True):
         ys = [[runs[name, s][key][i] for s in SEEDS] for i in range(len(CHECK))]
@@ -321,13 +368,20 @@ axes[0].axhline(UNIGRAM, color="k", ls="--", lw=1, label="unigram")
 axes[0].set_ylabel("validation loss (nats / char)")
 axes[1].axhline(UNIFORM, color="gray", ls=":", lw=1, label="uniform weights")
 axes[1].set_ylabel("mean attention entropy (nats)")
+axes[1].set_xlabel("step")
 for ax in axes:
-    ax.set_xlabel("step")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
 fig.suptitle("Score scaling in training: mean over 3 seeds, bars = min..max")
 fig.tight_layout()
-plt.show()
+show(
+    fig,
+    "训练中的分数缩放。每个点是 3 个种子的均值，误差棒从最小值到最大值。上：验证损失。"
+    "下：注意力权重的平均熵。",
+    "两幅随训练步数变化的折线图，每种缩放一条线：1、1/sqrt(d_k)、1/d_k。上图中三者的验"
+    "证损失都降到一元基准虚线之下，1/sqrt(d_k) 最终最低。下图中 1/d_k 的熵从均匀权重的"
+    "点线出发，最终低于它；不缩放的线在开始和结束时都最低。",
+)
 
 # %% [markdown]
 # 下面的断言只检查 3 个种子**全部**支持的结论（每个比较都是“一组的最大值 < 另一组的最小值”）。
@@ -461,7 +515,14 @@ ax.set_xticks([0.19, 1.19], labels)
 ax.set_ylabel("nats / char")
 ax.set_title("A leaking causal mask: 3 seeds, bars = std")
 ax.legend(fontsize=8)
-plt.show()
+show(
+    fig,
+    "泄漏的因果掩码与诚实的掩码，3 个种子。泄漏模型的训练损失低得多；换回正确的掩码后，"
+    "它的验证损失高得多，超过一元基准线。",
+    "损失（nats / 字符）的柱状图，误差棒为标准差。训练损失一组中，泄漏模型的柱远低于诚"
+    "实模型；在用正确掩码的验证损失一组中，泄漏模型的柱高于诚实模型，也高于一元基准虚线"
+    "。",
+)
 
 for name, mdl in (("leaky", m), ("honest", trained["1/sqrt(d_k)", SEEDS[-1]])):
     out = generate(

@@ -1,12 +1,12 @@
 # %% [markdown]
 # # Cost Lab (Chapter 8): Multiple Heads and $O(n^2)$
 #
-# This notebook is rerun every time the site is built, and its figures are drawn then (see [chapter 8](../../08-multihead/)). It runs two experiments:
+# This notebook is rerun on every build of the site, and its figures are drawn then (see [chapter 8](../../08-multihead/)). It runs two experiments.
 #
-# 1. **What multiple heads are for.** On the task built in section 8.1, train a single-head and a two-head `MultiHeadSelfAttention` with exactly the same number of parameters, compare their errors, and plot the per-head attention maps they learn.
-# 2. **The cost of $O(n^2)$.** Measure how the forward time and peak memory of the explicit path (the one that returns the weights) grow with the sequence length $n$, and compare its time with SDPA's fast path.
+# 1. **What multiple heads are for.** On the task of section 8.1, train a single-head and a two-head `MultiHeadSelfAttention` with exactly the same number of parameters. Compare their errors, and plot the attention maps that each head learns.
+# 2. **The cost of $O(n^2)$.** Measure how the forward time and the peak memory of the explicit implementation grow with the sequence length $n$. This is the implementation that returns the weights. Compare its time with SDPA's fast path.
 #
-# To keep the timings less disturbed on a build machine that may be running other jobs, only one CPU thread is used. The exact milliseconds depend on the machine; do **not** treat them as a benchmark. What matters is the trend as $n$ grows.
+# Only one CPU thread is used, so that other jobs on a build machine disturb the timings less. The exact milliseconds depend on the machine, so do not treat them as a benchmark. What matters is the trend as $n$ grows.
 
 # %%
 # %matplotlib inline
@@ -28,10 +28,45 @@ from selfattn.multihead import MultiHeadSelfAttention
 torch.set_num_threads(1)
 print("torch", torch.__version__)
 
+# %%
+import base64
+import io
+from html import escape
+
+from IPython.display import HTML, display
+from matplotlib.text import Text
+
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # a lab's output at a 1280 px window
+
+
+def show(fig: plt.Figure, caption: str, alt: str) -> None:
+    """Show the figure as a PNG with its alt text and caption, whatever the backend.
+
+    The page shrinks a wide image to the width of the output. Text that would
+    then be smaller than MIN_PX is enlarged first.
+    """
+    shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
+    min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
+    small = [t for t in fig.findobj(Text) if t.get_fontsize() < min_pt]
+    for text in small:
+        text.set_fontsize(min_pt)
+    if small and fig.get_layout_engine() is None:
+        fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=2 * PX_PER_INCH, bbox_inches="tight")
+    plt.close(fig)
+    png = buf.getvalue()
+    width = int.from_bytes(png[16:20], "big") // 2  # 2 image pixels per CSS pixel
+    src = "data:image/png;base64," + base64.b64encode(png).decode()
+    display(HTML(
+        f'<figure><img src="{src}" width="{width}" alt="{escape(alt)}">'
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
+    ))
+
 # %% [markdown]
 # ## 1. What multiple heads are for
 #
-# The task is the one of section 8.1: each token's features are a one-hot position ($n = 8$), a one-hot category (2 categories) and a numeric content $p_j$, padded with a 0 to make $d_\text{model} = 12$. The two target channels are the content of the previous token, $p_{i-1}$ (cyclically), and the mean content of the tokens of the same category. The model's output is read from its first two channels and trained with the mean squared error. The single-head and two-head models have exactly the same number of parameters ($4d^2 + 4d$); they differ only in the number of attention distributions.
+# The task is the one of section 8.1. Each token's features are a one-hot position ($n = 8$), a one-hot category (2 categories) and a numeric content $p_j$. A zero pads them to $d_\text{model} = 12$. There are two target channels. The first is the content of the previous token, $p_{i-1}$, taken cyclically. The second is the mean content of the tokens of the same category. The model's output is read from its first two channels and trained with the mean squared error. The single-head and two-head models have exactly the same number of parameters, $4d^2 + 4d$. They differ only in the number of attention distributions.
 
 # %%
 N_TOK, N_CAT, D_MODEL = 8, 2, 12
@@ -99,7 +134,9 @@ assert err1[0] < 0.02, "the single head learns channel 0"
 assert err1[1] > 10 * err2.max(), f"the single-head model fails on channel 1: {err1}"
 
 # %% [markdown]
-# The single-head model fails to learn at least one channel (here the same-category mean: it spends its only attention distribution on the previous token, as the asserts above check), while the two-head model gets both channels close to 0. Below, on the left, are the training curves; on the right, the per-head attention maps the two-head model learns on one test sequence: one head becomes a diagonal shifted by one, the other splits into blocks by category (which head learns which pattern depends on the initialization; the code below checks both patterns over the whole test set).
+# The single-head model fails to learn at least one channel, here the same-category mean. It spends its only attention distribution on the previous token. Both facts are checked. The two-head model gets both channels close to 0.
+#
+# In the figure below, the top left panel shows the training curves. The other three show the attention maps on one test sequence, for the single head and for each of the two heads. In the two-head model, one head becomes a diagonal shifted by one, and the other splits into blocks by category. Which head learns which pattern depends on the initialization. The code below checks both patterns over the whole test set.
 
 # %%
 with torch.no_grad():
@@ -125,10 +162,8 @@ assert on_prev[p_head] > 0.8 and on_same[1 - p_head] > 0.9, (
     "one head looks at the previous token, the other at the same category"
 )
 
-fig, axes = plt.subplots(
-    1, 4, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1.4, 1, 1, 1]},
-    layout="constrained",
-)
+fig, axes = plt.subplots(2, 2, figsize=(6.5, 6.5), layout="constrained")
+axes = axes.flatten()
 for h, color in ((1, "tab:red"), (2, "tab:blue")):
     axes[0].plot(curves[h], color=color, label=f"h = {h}")
 axes[0].set(yscale="log", xlabel="step", ylabel="training MSE",
@@ -142,17 +177,29 @@ panels = [
 for ax, (w, title) in zip(axes[1:], panels):
     im = ax.imshow(w.numpy(), vmin=0, vmax=1, cmap="viridis")
     ax.set(title=title, xlabel="key j (category)", ylabel="query i")
-    ax.set_xticks(range(N_TOK), [f"{j}({c})" for j, c in enumerate(cats0)], fontsize=7)
+    ticks = [f"{j}\n({c})" for j, c in enumerate(cats0)]  # key index, category
+    ax.set_xticks(range(N_TOK), ticks, fontsize=8)
     ax.set_yticks(range(N_TOK))
 fig.colorbar(im, ax=list(axes[1:]), shrink=0.8, label="weight")
-plt.show()
+show(
+    fig,
+    "Top left, the training loss of a single-head and a two-head model with the same "
+    "number of parameters. The other panels show the attention weights on one test "
+    "sequence, of the single head and of each head of the two-head model.",
+    "Four panels. The first plots the training loss on a log scale, and the two-head "
+    "curve ends lower. The other three are 8 by 8 heatmaps of attention weights, with "
+    "queries as rows and keys as columns, each key labeled with its category. The "
+    "single head and one of the two heads put their weight on the previous token, a "
+    "diagonal shifted by one. The other head spreads its weight over the tokens of the "
+    "same category.",
+)
 
 # %% [markdown]
-# ## 2. The cost of $O(n^2)$: time and memory
+# ## 2. The cost of $O(n^2)$ in time and memory
 #
-# Setup: $B = 1$, $h = 4$, $d_\text{head} = 32$, float32, forward only (`torch.no_grad()`).
+# The setup is $B = 1$, $h = 4$, $d_\text{head} = 32$, float32, forward only (`torch.no_grad()`).
 #
-# **How memory is measured.** On the CPU, PyTorch has no counter like `torch.cuda.max_memory_allocated`. Here we use a `TorchDispatchMode`: every new tensor a PyTorch operator returns adds the bytes of its storage to the "live" total, which drops again when the tensor is freed; we record the maximum along the way. It measures the bytes of **tensors**, not the process memory the operating system sees; work buffers that fused kernels (such as SDPA) use internally and do not return as tensors are not counted: SDPA's reading is just the output it returns plus a log-sum-exp of one number per row (asserted below).
+# **How memory is measured.** On the CPU, PyTorch has no counter like `torch.cuda.max_memory_allocated`. So we use a `TorchDispatchMode`. Every new tensor that a PyTorch operator returns adds the bytes of its storage to a live total, and the total drops again when the tensor is freed. The maximum along the way is the peak. This measures the bytes of tensors, not the process memory that the operating system sees. Fused kernels such as SDPA use work buffers that they do not return as tensors, and these are not counted. SDPA's reading is just the output it returns plus a log-sum-exp of one number per row, as asserted below.
 
 # %%
 class LiveTensorBytes(TorchDispatchMode):
@@ -248,7 +295,7 @@ for r in rows:
     print(table.format(r["n"], *(f"{r[key]:.2f}" for key in keys)))
 
 # %% [markdown]
-# Check the patterns in the table. The milliseconds vary with the machine and its load, so they are printed, never asserted. The assertions check the bytes of memory and the floating-point operations (FLOPs) counted by `FlopCounterMode`:
+# Check the patterns in the table. The milliseconds vary with the machine and its load, so they are printed, never asserted. The assertions check the bytes of memory and the floating-point operations (FLOPs) that `FlopCounterMode` counts.
 
 # %%
 big, prev = rows[-1], rows[-2]
@@ -283,7 +330,7 @@ def column(key: str) -> list[float]:
 
 
 ns = column("n")
-fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(12, 4.2))
+fig, (ax_t, ax_m) = plt.subplots(2, 1, figsize=(6.7, 7.5))
 ax_t.plot(ns, column("explicit_ms"), "o-", label="explicit (returns weights)")
 ax_t.plot(ns, column("sdpa_ms"), "s-", label="F.scaled_dot_product_attention")
 ref = rows[-1]["explicit_ms"]
@@ -305,7 +352,18 @@ ax_m.minorticks_off()
 ax_m.set_xticks(ns, [str(n) for n in ns])
 ax_m.legend(fontsize=8)
 fig.tight_layout()
-plt.show()
+show(
+    fig,
+    "Top, the forward time of the explicit implementation and of SDPA against n, with "
+    "an n² reference line. Bottom, the peak tensor memory. The explicit implementation "
+    "holds about two score matrices, with or without the causal mask. SDPA holds only "
+    "the tensors it returns.",
+    "Two log-log plots against the sequence length n, from 128 to 2048. The top one "
+    "shows the forward time in milliseconds of the explicit implementation and of "
+    "SDPA, with a dotted n² line. The bottom one shows the peak memory in MiB. The two "
+    "explicit lines run parallel to the dotted line of one scores matrix, about twice "
+    "as high. The SDPA line lies far below them.",
+)
 
 # %% [markdown]
-# Two conclusions: the explicit path's memory is $n^2$, with a peak of about two score matrices (also with a causal mask: once `masked_fill` makes the new scores, the old ones are freed right away); SDPA never creates the whole `(B, h, n, n)` matrix as a tensor. The times of both are in the table too, printed and never asserted: they depend on the machine and its load. The explicit path's work (FLOPs) grows exactly as $n^2$. To do the same without a fused kernel, see [section 8.3](../../08-long-sequences/).
+# Two conclusions follow. First, the explicit implementation's memory grows as $n^2$, with a peak of about two score matrices. This holds with a causal mask too, because once `masked_fill` makes the new scores, the old ones are freed right away. Second, SDPA never creates the whole `(B, h, n, n)` matrix as a tensor. The table also gives the times of both. They are printed and never asserted, since they depend on the machine and its load. The explicit implementation's work in FLOPs grows exactly as $n^2$. [Section 8.3](../../08-long-sequences/) shows how to avoid the $n^2$ memory without a fused kernel.

@@ -28,6 +28,40 @@ from selfattn.multihead import MultiHeadSelfAttention
 torch.set_num_threads(1)
 print("torch", torch.__version__)
 
+# %%
+import base64
+import io
+from html import escape
+
+from IPython.display import HTML, display
+from matplotlib.text import Text
+
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # 1280 px 窗口下实验输出的宽度
+
+
+def show(fig: plt.Figure, caption: str, alt: str) -> None:
+    """把图画成 PNG，连同替代文字与图题一起显示，与 matplotlib 后端无关。
+
+    页面把过宽的图缩到输出区的宽度；缩放后会小于 MIN_PX 的文字先放大。
+    """
+    shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
+    min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
+    small = [t for t in fig.findobj(Text) if t.get_fontsize() < min_pt]
+    for text in small:
+        text.set_fontsize(min_pt)
+    if small and fig.get_layout_engine() is None:
+        fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=2 * PX_PER_INCH, bbox_inches="tight")
+    plt.close(fig)
+    png = buf.getvalue()
+    width = int.from_bytes(png[16:20], "big") // 2  # 每个 CSS 像素对应 2 个图像像素
+    src = "data:image/png;base64," + base64.b64encode(png).decode()
+    display(HTML(
+        f'<figure><img src="{src}" width="{width}" alt="{escape(alt)}">'
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
+    ))
+
 # %% [markdown]
 # ## 1. 多个头有什么用
 #
@@ -99,7 +133,7 @@ assert err1[0] < 0.02, "单头模型学会了通道 0（前一个词元）"
 assert err1[1] > 10 * err2.max(), f"这里单头模型学不会的是通道 1（同类平均）：{err1}"
 
 # %% [markdown]
-# 单头模型至少有一个通道学不会（这里是“同类平均”：它把唯一的注意力分布用在了“前一个词元”上，上面的断言检查了这一点），两头模型两个通道都接近 0。下图左边是训练曲线，右边是两头模型在一个测试序列上学到的逐头注意力图：一个头学成了“错开一位”的对角线，另一个头按类别分块（哪个头学哪种模式取决于初始化；下面的代码在整个测试集上检查这两种模式）。
+# 单头模型至少有一个通道学不会（这里是“同类平均”：它把唯一的注意力分布用在了“前一个词元”上，上面的断言检查了这一点），两头模型两个通道都接近 0。下图左上是训练曲线，其余三幅是在一个测试序列上单头模型与两头模型每个头的注意力图。两头模型中，一个头学成了“错开一位”的对角线，另一个头按类别分块（哪个头学哪种模式取决于初始化；下面的代码在整个测试集上检查这两种模式）。
 
 # %%
 with torch.no_grad():
@@ -125,10 +159,8 @@ assert on_prev[p_head] > 0.8 and on_same[1 - p_head] > 0.9, (
     "一个头看前一个词元，另一个头看同类词元"
 )
 
-fig, axes = plt.subplots(
-    1, 4, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1.4, 1, 1, 1]},
-    layout="constrained",
-)
+fig, axes = plt.subplots(2, 2, figsize=(6.5, 6.5), layout="constrained")
+axes = axes.flatten()
 for h, color in ((1, "tab:red"), (2, "tab:blue")):
     axes[0].plot(curves[h], color=color, label=f"h = {h}")
 axes[0].set(yscale="log", xlabel="step", ylabel="training MSE",
@@ -142,10 +174,18 @@ panels = [
 for ax, (w, title) in zip(axes[1:], panels):
     im = ax.imshow(w.numpy(), vmin=0, vmax=1, cmap="viridis")
     ax.set(title=title, xlabel="key j (category)", ylabel="query i")
-    ax.set_xticks(range(N_TOK), [f"{j}({c})" for j, c in enumerate(cats0)], fontsize=7)
+    ticks = [f"{j}\n({c})" for j, c in enumerate(cats0)]  # 键的序号，类别
+    ax.set_xticks(range(N_TOK), ticks, fontsize=8)
     ax.set_yticks(range(N_TOK))
 fig.colorbar(im, ax=list(axes[1:]), shrink=0.8, label="weight")
-plt.show()
+show(
+    fig,
+    "左上：参数量相同的单头与两头模型的训练损失。其余三幅：在一条测试序列上，单头模型的"
+    "注意力权重，以及两头模型每个头的注意力权重。",
+    "四幅图。第一幅是对数坐标的训练损失，两头模型的曲线最终更低。其余三幅是 8×8 的注意"
+    "力权重热图，行是查询，列是键，键的刻度标出类别。单头以及两头模型中的一个头把权重放"
+    "在前一个词元上，是一条偏移一格的对角线；另一个头把权重分散到同类别的词元上。",
+)
 
 # %% [markdown]
 # ## 2. $O(n^2)$ 的代价：时间与内存
@@ -283,7 +323,7 @@ def column(key: str) -> list[float]:
 
 
 ns = column("n")
-fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(12, 4.2))
+fig, (ax_t, ax_m) = plt.subplots(2, 1, figsize=(6.7, 7.5))
 ax_t.plot(ns, column("explicit_ms"), "o-", label="explicit (returns weights)")
 ax_t.plot(ns, column("sdpa_ms"), "s-", label="F.scaled_dot_product_attention")
 ref = rows[-1]["explicit_ms"]
@@ -305,7 +345,14 @@ ax_m.minorticks_off()
 ax_m.set_xticks(ns, [str(n) for n in ns])
 ax_m.legend(fontsize=8)
 fig.tight_layout()
-plt.show()
+show(
+    fig,
+    "上：显式实现与 SDPA 的前向时间随 n 的变化，点线为 n² 参考线。下：张量内存峰值。无"
+    "论有无因果掩码，显式实现都约占两个分数矩阵；SDPA 只占它返回的张量。",
+    "两幅双对数图，横轴是序列长度 n，从 128 到 2048。上图是显式实现与 SDPA 的前向毫秒数"
+    "，另有一条 n² 点线。下图是以 MiB 计的内存峰值：两条显式实现的线与“一个分数矩阵”的"
+    "点线平行，约高一倍；SDPA 的线远在它们之下。",
+)
 
 # %% [markdown]
 # 两条结论：显式路径的内存是 $n^2$ 的，峰值约为两份得分矩阵（带因果掩码时也是：`masked_fill` 生成新的得分后，旧的随即释放）；SDPA 不把整个 `(B, h, n, n)` 矩阵作为张量创建出来。两者的用时也在上表中，只打印、不断言：用时取决于机器和负载。显式路径的工作量（FLOPs）精确地按 $n^2$ 增长。要在不用融合内核的情况下做到这一点，见 [8.3 长序列：分块与在线 softmax](../../08-long-sequences/)。

@@ -13,14 +13,14 @@
 # %% [markdown]
 # # Scaling Lab (Chapter 4)
 #
-# This notebook is executed when the site is built; every figure below is generated on the spot. It draws the claims of [chapter 4](../../04-why-sqrt-dk/) as curves:
+# This notebook is executed when the site is built, and every figure below is drawn then. It draws the claims of [chapter 4](../../04-why-sqrt-dk/) as curves.
 #
-# 1. The dot product $q \cdot k$ has variance $d_k$; divided by $\sqrt{d_k}$, it has variance 1.
-# 2. Without scaling, the softmax saturates as $d_k$ grows (max weight → 1, entropy → 0); dividing by $d_k$ drives it to uniform (entropy → $\log n$); dividing by $\sqrt{d_k}$ makes it independent of $d_k$.
-# 3. Saturation makes the gradient at the softmax input **smaller**.
-# 4. But at the query $q$ and at $W_q$, the **median** unscaled gradient collapses toward 0 (with components of $q$ and $k$ of variance 1, about half of the rows stop learning at $d_k = 512$) while the **mean** grows (each of the other rows gets an extra factor of about $\sqrt{d_k}$), and the total gradient of $W_q$ is several times the scaled one; there is no NaN in float32.
+# 1. The dot product $q \cdot k$ has variance $d_k$. Divided by $\sqrt{d_k}$, it has variance 1.
+# 2. Without scaling, the softmax saturates as $d_k$ grows. The maximum weight tends to 1 and the entropy to 0. Dividing by $d_k$ drives it to uniform, with entropy $\log n$. Dividing by $\sqrt{d_k}$ makes it independent of $d_k$.
+# 3. Saturation makes the gradient at the softmax input smaller.
+# 4. At the query $q$ and at $W_q$, however, the median unscaled gradient collapses toward 0 while the mean grows. With components of $q$ and $k$ of variance 1, about half of the rows stop learning at $d_k = 512$. Each of the other rows gets an extra factor of about $\sqrt{d_k}$. The total gradient of $W_q$ is several times the scaled one, and there is no NaN in float32.
 #
-# Download: the [Jupyter notebook](scaling.ipynb), or the [source file](scaling.py) in jupytext percent format (it also runs as a plain Python script). The whole notebook runs in a few seconds on a CPU.
+# Download the [Jupyter notebook](scaling.ipynb), or the [source file](scaling.py) in jupytext percent format, which also runs as a plain Python script. The whole notebook runs in a few seconds on a CPU.
 
 # %%
 # %matplotlib inline
@@ -34,6 +34,41 @@ D_KS = [4, 8, 16, 32, 64, 128, 256, 512]  # the d_k values to sweep
 N_KEYS = 16  # n, the number of keys each query faces
 B = 1000  # random queries per d_k
 print(torch.__version__)
+
+# %%
+import base64
+import io
+from html import escape
+
+from IPython.display import HTML, display
+from matplotlib.text import Text
+
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # a lab's output at a 1280 px window
+
+
+def show(fig: plt.Figure, caption: str, alt: str) -> None:
+    """Show the figure as a PNG with its alt text and caption, whatever the backend.
+
+    The page shrinks a wide image to the width of the output. Text that would
+    then be smaller than MIN_PX is enlarged first.
+    """
+    shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
+    min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
+    small = [t for t in fig.findobj(Text) if t.get_fontsize() < min_pt]
+    for text in small:
+        text.set_fontsize(min_pt)
+    if small and fig.get_layout_engine() is None:
+        fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=2 * PX_PER_INCH, bbox_inches="tight")
+    plt.close(fig)
+    png = buf.getvalue()
+    width = int.from_bytes(png[16:20], "big") // 2  # 2 image pixels per CSS pixel
+    src = "data:image/png;base64," + base64.b64encode(png).decode()
+    display(HTML(
+        f'<figure><img src="{src}" width="{width}" alt="{escape(alt)}">'
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
+    ))
 
 # %% [markdown]
 # ## 1. The variance of the dot product
@@ -59,7 +94,13 @@ ax.set_ylabel("variance")
 ax.set_title("Variance of the dot product")
 ax.legend()
 ax.grid(True, which="both", alpha=0.3)
-plt.show()
+show(
+    fig,
+    "The variance of q·k against d_k. Unscaled, it grows along the dashed line y = "
+    "d_k. Divided by √d_k, it stays near 1.",
+    "Log-log line plot of the variance against d_k from 4 to 512. The unscaled curve "
+    "lies on the dashed diagonal. The scaled curve is flat at 1.",
+)
 
 for d_k, v in zip(D_KS, var_raw):
     assert abs(v / d_k - 1) < 0.15, (d_k, v)
@@ -67,12 +108,12 @@ for v in var_scaled:
     assert abs(v - 1) < 0.15, v
 
 # %% [markdown]
-# The unscaled variance grows along the dashed line $y = d_k$; the scaled variance stays near 1.
+# The unscaled variance grows along the dashed line $y = d_k$. The scaled variance stays near 1.
 #
 # ## 2. Softmax saturation: maximum weight and entropy
 #
 # For three scalings (none, dividing by $\sqrt{d_k}$, dividing by $d_k$), compute the mean over rows of the maximum weight and of the entropy
-# $H = -\sum_j p_j \log p_j$. With $n = 16$ the entropy is at most $\log 16 \approx 2.77$ (the uniform distribution).
+# $H = -\sum_j p_j \log p_j$. With $n = 16$ the entropy is at most $\log 16 \approx 2.77$, the entropy of the uniform distribution.
 
 # %%
 SCALES = {
@@ -111,7 +152,16 @@ for ax in (ax1, ax2):
     ax.legend()
     ax.grid(True, which="both", alpha=0.3)
 plt.tight_layout()
-plt.show()
+show(
+    fig,
+    "Softmax saturation with n = 16 keys. Unscaled, the mean maximum weight rises "
+    "toward 1 and the entropy falls toward 0. Divided by d_k, the weights become "
+    "uniform. Divided by √d_k, both curves are flat.",
+    "Two line plots against d_k, one line per scaling. Left, the mean maximum weight. "
+    "The unscaled line rises toward 1, the √d_k line is flat, and the d_k line falls "
+    "to the dotted 1/n level. Right, the mean entropy. The unscaled line falls toward "
+    "0, the √d_k line is flat, and the d_k line rises to the dashed log n level.",
+)
 
 assert max_w["unscaled"][-1] > max_w["/ sqrt(d_k)"][-1] + 0.5
 assert abs(entropy["/ d_k"][-1] - math.log(N_KEYS)) < 0.01
@@ -122,9 +172,9 @@ assert max(ent_s) - min(ent_s) < 0.1, "/ sqrt(d_k): the entropy is flat too"
 assert abs(max_w["/ d_k"][-1] - 1 / N_KEYS) < 0.02, "/ d_k: max weight falls to 1/n"
 
 # %% [markdown]
-# - No scaling: the larger $d_k$, the closer the maximum weight gets to 1 and the entropy to 0; attention collapses to one-hot.
-# - Dividing by $d_k$: the maximum weight falls toward $1/n$ and the entropy approaches $\log n$; attention becomes uniform and loses its selectivity.
-# - Dividing by $\sqrt{d_k}$: both curves are flat; the shape of the distribution does not depend on $d_k$.
+# - Without scaling, the larger $d_k$, the closer the maximum weight gets to 1 and the entropy to 0. Attention collapses to one-hot.
+# - Divided by $d_k$, the maximum weight falls toward $1/n$ and the entropy approaches $\log n$. Attention becomes uniform and loses its selectivity.
+# - Divided by $\sqrt{d_k}$, both curves are flat. The shape of the distribution does not depend on $d_k$.
 #
 # ## 3. The gradient through the softmax
 #
@@ -138,7 +188,14 @@ ax.set(xlabel="d_k", ylabel="mean ||J^T g||", title="Gradient norm through the s
 ax.set_ylim(bottom=0)
 ax.legend()
 ax.grid(True, which="both", alpha=0.3)
-plt.show()
+show(
+    fig,
+    "The norm of the gradient at the softmax input. Unscaled, it shrinks as d_k grows. "
+    "Divided by √d_k, it does not depend on d_k.",
+    "Line plot of the mean gradient norm against d_k for three scalings. The unscaled "
+    "line falls to a fraction of its start. The √d_k line is flat. The d_k line stays "
+    "high.",
+)
 
 unscaled = grad["unscaled"]
 sqrt_ = grad["/ sqrt(d_k)"]
@@ -151,15 +208,15 @@ print(f"unscaled / scaled at d_k = {D_KS[-1]}: {unscaled[-1] / sqrt_[-1]:.2f}")
 
 # %% [markdown]
 # At the softmax input, the unscaled gradient shrinks as $d_k$ grows (monotonically from $d_k \ge 16$ on), with no NaN anywhere. The scaled gradient does not depend on $d_k$.
-# Dividing by $d_k$ does not make the gradient small either, but only because the weights are close to uniform: attention itself has lost its selectivity (see section 2).
+# Dividing by $d_k$ does not make the gradient small either, but only because the weights are close to uniform. Attention itself has lost its selectivity, as section 2 showed.
 #
 # ## 4. The gradient at the query $q$ and at $W_q$
 #
 # The gradient at the softmax input is not yet what the parameters receive. With $z_j = s\,q \cdot k_j$,
-# $\partial L/\partial q = s\sum_j (\partial L/\partial z_j)\,k_j$, and $\lVert k_j\rVert \approx \sqrt{d_k}$:
-# for the rows that are not saturated, no scaling ($s = 1$) means an extra factor of about $\sqrt{d_k}$.
-# Here $q = xW_q$, with $W_q$ giving the components of $q$ a variance of about 1; for each $d_k$ we record the mean and the median over rows of $\lVert\partial L/\partial q\rVert$,
-# and the whole $\lVert\partial L/\partial W_q\rVert$ ([chapter 4, section 4.4](../../04-why-sqrt-dk/#gradient-at-q) makes the same measurement at three values of $d_k$).
+# $\partial L/\partial q = s\sum_j (\partial L/\partial z_j)\,k_j$, and $\lVert k_j\rVert \approx \sqrt{d_k}$.
+# So for the rows that are not saturated, no scaling ($s = 1$) means an extra factor of about $\sqrt{d_k}$.
+# Here $q = xW_q$, and $W_q$ gives the components of $q$ a variance of about 1. For each $d_k$ we record the mean and the median over rows of $\lVert\partial L/\partial q\rVert$,
+# and the whole $\lVert\partial L/\partial W_q\rVert$. [Chapter 4, section 4.4](../../04-why-sqrt-dk/#gradient-at-q) makes the same measurement at three values of $d_k$.
 
 # %%
 torch.manual_seed(0)
@@ -199,7 +256,16 @@ for ax in (ax1, ax2):
     ax.grid(True, which="both", alpha=0.3)
 ax1.legend(fontsize=8)
 plt.tight_layout()
-plt.show()
+show(
+    fig,
+    "Left, the gradient at q, per row. Unscaled, the median collapses toward 0 while "
+    "the mean grows. Scaled, the mean and the median coincide. Right, the unscaled "
+    "gradient of W_q is several times the scaled one.",
+    "Left, a log-log plot of the mean and the median gradient norm at q against d_k. "
+    "The unscaled median drops steeply and the unscaled mean rises. The two scaled "
+    "lines lie together and are flat. Right, the ratio of the unscaled to the scaled "
+    "gradient norm of W_q, which rises above the dotted line at 1.",
+)
 
 un_mean, un_med = q_mean["unscaled"], q_median["unscaled"]
 sc_mean, sc_med = q_mean["/ sqrt(d_k)"], q_median["/ sqrt(d_k)"]
@@ -217,11 +283,11 @@ dead_64 = q_dead[D_KS.index(64)]
 assert 0.4 < q_dead[-1] < 0.6 and dead_64 < q_dead[-1] / 2, "the share grows with d_k"
 
 # %% [markdown]
-# Without scaling, the median collapses toward 0 as $d_k$ grows: at $d_k = 512$, about half of the queries are saturated and stop learning (the shares printed above). Here the components of $q$ and $k$ have variance 1.
-# With a smaller variance far fewer queries saturate: under the default initialization of `nn.Linear` the variance is about 1/3, and at $d_k = 64$ fewer than one row in a hundred does (section 5 below).
-# The mean, however, rises overall (not at every step): the queries that are not saturated get an extra factor of about $\sqrt{d_k}$ in their gradient (the net effect is smaller; section 5 measures it).
-# The total gradient of $W_q$ is therefore dominated by these rows and is several times the scaled one. Everything runs in float32, and there is no NaN.
-# After dividing by $\sqrt{d_k}$, the mean and the median almost coincide and do not change with $d_k$: every query receives a gradient of similar size.
+# Without scaling, the median collapses toward 0 as $d_k$ grows. At $d_k = 512$, about half of the queries are saturated and stop learning, as the shares printed above show. Here the components of $q$ and $k$ have variance 1.
+# With a smaller variance, far fewer queries saturate. Under the default initialization of `nn.Linear` the variance is about 1/3, and at $d_k = 64$ fewer than one row in a hundred saturates (section 5 below).
+# The mean, however, rises overall, though not at every step. The queries that are not saturated get an extra factor of about $\sqrt{d_k}$ in their gradient. The net effect is smaller, and section 5 measures it.
+# These rows therefore dominate the total gradient of $W_q$, which is several times the scaled one. Everything runs in float32, and there is no NaN.
+# After dividing by $\sqrt{d_k}$, the mean and the median almost coincide and do not change with $d_k$. Every query receives a gradient of similar size.
 
 # %% [markdown]
 # ## 5. How many rows stop learning: the variance of the components
@@ -261,6 +327,6 @@ assert 8 < res[1.0, 512][1] < 11 < 512**0.5, "about 9, below √d_k"
 
 # %% [markdown]
 # With variance 1, about half of the rows stop learning at $d_k = 512$, and about one in six at $d_k = 64$. With variance 1/3 and $d_k = 64$ (the default initialization with the original paper's head size), fewer than one in a hundred does.
-# The other rows get a net gain of about 5 to 15; with variance 1 and $d_k = 512$ it is about 9, not $\sqrt{512} \approx 23$.
+# The other rows get a net gain of about 5 to 15. With variance 1 and $d_k = 512$ it is about 9, not $\sqrt{512} \approx 23$.
 #
-# Try it: change `N_KEYS` to 256, or extend `D_KS` to 4096, and run again.
+# To try it yourself, change `N_KEYS` to 256 or extend `D_KS` to 4096, and run again.

@@ -35,6 +35,40 @@ N_KEYS = 16  # 每个查询面对的键的个数 n
 B = 1000  # 每个 d_k 的随机查询个数
 print(torch.__version__)
 
+# %%
+import base64
+import io
+from html import escape
+
+from IPython.display import HTML, display
+from matplotlib.text import Text
+
+COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # 1280 px 窗口下实验输出的宽度
+
+
+def show(fig: plt.Figure, caption: str, alt: str) -> None:
+    """把图画成 PNG，连同替代文字与图题一起显示，与 matplotlib 后端无关。
+
+    页面把过宽的图缩到输出区的宽度；缩放后会小于 MIN_PX 的文字先放大。
+    """
+    shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
+    min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
+    small = [t for t in fig.findobj(Text) if t.get_fontsize() < min_pt]
+    for text in small:
+        text.set_fontsize(min_pt)
+    if small and fig.get_layout_engine() is None:
+        fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=2 * PX_PER_INCH, bbox_inches="tight")
+    plt.close(fig)
+    png = buf.getvalue()
+    width = int.from_bytes(png[16:20], "big") // 2  # 每个 CSS 像素对应 2 个图像像素
+    src = "data:image/png;base64," + base64.b64encode(png).decode()
+    display(HTML(
+        f'<figure><img src="{src}" width="{width}" alt="{escape(alt)}">'
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
+    ))
+
 # %% [markdown]
 # ## 1. 点积的方差
 #
@@ -59,7 +93,12 @@ ax.set_ylabel("variance")
 ax.set_title("Variance of the dot product")
 ax.legend()
 ax.grid(True, which="both", alpha=0.3)
-plt.show()
+show(
+    fig,
+    "q·k 的方差随 d_k 的变化。不缩放时沿虚线 y = d_k 增长；除以 √d_k 后保持在 1 附近。",
+    "双对数折线图，横轴 d_k 从 4 到 512。不缩放的方差落在虚线对角线上，缩放后的方差是一"
+    "条位于 1 的水平线。",
+)
 
 for d_k, v in zip(D_KS, var_raw):
     assert abs(v / d_k - 1) < 0.15, (d_k, v)
@@ -111,7 +150,14 @@ for ax in (ax1, ax2):
     ax.legend()
     ax.grid(True, which="both", alpha=0.3)
 plt.tight_layout()
-plt.show()
+show(
+    fig,
+    "n = 16 个键时 softmax 的饱和。不缩放时平均最大权重趋向 1，熵趋向 0；除以 d_k 时权"
+    "重趋于均匀；除以 √d_k 时两条曲线都是平的。",
+    "两幅随 d_k 变化的折线图，每种缩放一条线。左图是平均最大权重：不缩放的线升向 1，"
+    "√d_k 的线是平的，d_k 的线降到点线 1/n。右图是平均熵：不缩放的线降向 0，√d_k 的线是"
+    "平的，d_k 的线升到虚线 log n。",
+)
 
 assert max_w["unscaled"][-1] > max_w["/ sqrt(d_k)"][-1] + 0.5
 assert abs(entropy["/ d_k"][-1] - math.log(N_KEYS)) < 0.01
@@ -138,7 +184,12 @@ ax.set(xlabel="d_k", ylabel="mean ||J^T g||", title="Gradient norm through the s
 ax.set_ylim(bottom=0)
 ax.legend()
 ax.grid(True, which="both", alpha=0.3)
-plt.show()
+show(
+    fig,
+    "softmax 输入处梯度的范数。不缩放时随 d_k 增大而缩小；除以 √d_k 时与 d_k 无关。",
+    "三种缩放下平均梯度范数随 d_k 变化的折线图。不缩放的线降到起点的几分之一，√d_k 的线"
+    "是平的，d_k 的线保持在高位。",
+)
 
 unscaled = grad["unscaled"]
 sqrt_ = grad["/ sqrt(d_k)"]
@@ -199,7 +250,14 @@ for ax in (ax1, ax2):
     ax.grid(True, which="both", alpha=0.3)
 ax1.legend(fontsize=8)
 plt.tight_layout()
-plt.show()
+show(
+    fig,
+    "左：每行在 q 处的梯度。不缩放时中位数塌向 0，均值却增大；缩放后均值与中位数重合。"
+    "右：不缩放时 W_q 的梯度是缩放时的数倍。",
+    "左图是 q 处梯度范数的均值与中位数随 d_k 变化的双对数图：不缩放的中位数急剧下降，均"
+    "值上升；缩放后的两条线重合，而且是平的。右图是 W_q 梯度范数之比（不缩放 / 缩放），"
+    "升到点线 1 之上。",
+)
 
 un_mean, un_med = q_mean["unscaled"], q_median["unscaled"]
 sc_mean, sc_med = q_mean["/ sqrt(d_k)"], q_median["/ sqrt(d_k)"]
