@@ -44,6 +44,7 @@ import ast
 import os
 import symtable
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import jupytext
@@ -475,3 +476,51 @@ def test_a_gpu_block_is_announced_and_does_not_stop_run_all() -> None:
     assert "CUDA" in nb.cells[1].source and "pytest" not in "".join(
         c.source for c in nb.cells if c.cell_type == "markdown"
     )
+
+
+class _LabFigures(HTMLParser):
+    """The images of a lab page: each one's alt text, and the caption of the <figure> that holds it (None: none)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: list[dict[str, str | None]] = []
+        self._figure: list[dict[str, str | None]] | None = None
+        self._caption: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "figure":
+            self._figure = []
+        elif tag == "figcaption":
+            self._caption = ""
+        elif tag == "img":
+            image: dict[str, str | None] = {"src": dict(attrs).get("src") or "", "alt": dict(attrs).get("alt"),
+                                            "caption": None}
+            self.images.append(image)
+            if self._figure is not None:
+                self._figure.append(image)
+
+    def handle_data(self, data: str) -> None:
+        if self._caption is not None:
+            self._caption += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "figcaption" and self._figure is not None:
+            for image in self._figure:
+                image["caption"] = (self._caption or "").strip()
+            self._caption = None
+        elif tag == "figure":
+            self._figure = None
+
+
+@pytest.mark.parametrize("root", EDITIONS.values(), ids=EDITIONS.keys())
+@pytest.mark.parametrize("lab", LABS)
+def test_every_lab_plot_has_alt_text_and_a_caption(site_dir: Path, lab: str, root: str) -> None:
+    """Each plot of a lab page is an image with alt text, in a <figure> with a caption (the labs' show() helper):
+    a bare plt.show() would give a PNG without either."""
+    page = (site_dir / root / lab_notebook(lab)).parent / "index.html"
+    parser = _LabFigures()
+    parser.feed(page.read_text(encoding="utf-8"))
+    plots = [i for i in parser.images if (i["src"] or "").startswith("data:image/")]  # the outputs, not the logo
+    assert plots, f"{page}: no plot found"
+    bad = [(i["alt"], i["caption"]) for i in plots if not (i["alt"] or "").strip() or not i["caption"]]
+    assert not bad, f"{page}: {len(bad)} of {len(plots)} plots without alt text or caption (alt, caption): {bad[:3]}"
