@@ -236,3 +236,26 @@ def test_heatmaps_share_one_color_bar_and_refuse_scores():
         plot.heatmaps(w, ["a", "b"], ["c", "d"], axes, kind="scores")
     with pytest.raises(ValueError, match="4 grids for 2 axes"):
         plot.heatmaps(w, ["a", "b"], ["c", "d"], axes[0])
+
+
+def test_show_gives_a_lab_plot_alt_text_a_caption_and_text_of_11_px(monkeypatch):
+    """plot.show (the labs' plots): one <figure> with the image, its alt text and its caption, escaped; a figure
+    wider than a lab's output column is shrunk by the page, so its small text is enlarged first."""
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    fig, ax = plot.figure(size=(6.0, 3.0))
+    ax.set_title("t", fontsize=9)
+    ax.set_xlabel("x", fontsize=6)
+    plot.show(fig, "A <caption>", 'alt "text"')
+    (out,) = shown
+    html = out.data
+    assert html.startswith('<figure><img src="data:image/png;base64,') and html.endswith("</figure>")
+    assert 'alt="alt &quot;text&quot;"' in html and "<figcaption>A &lt;caption&gt;</figcaption>" in html
+    # 6 in at 100 px per inch fits the 676 px column: shown as drawn, 9 pt is 12.5 px and 6 pt grows to 11 px
+    assert ax.title.get_fontsize() == 9 and ax.xaxis.label.get_fontsize() == pytest.approx(plot.MIN_PX * 72 / 100)
+    wide, ax = plot.figure(size=(7.0, 3.0))
+    ax.set_title("t", fontsize=6)
+    plot.show(wide, "c", "a")
+    assert ax.title.get_fontsize() * 100 / 72 * plot.LAB_COLUMN_PX / 700 == pytest.approx(plot.MIN_PX)

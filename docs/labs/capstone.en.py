@@ -60,39 +60,7 @@ print(
 print(torch.__version__, "threads:", torch.get_num_threads())
 
 # %%
-import base64
-import io
-from html import escape
-
-from IPython.display import HTML, display
-from matplotlib.text import Text
-
-COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # a lab's output at a 1280 px window
-
-
-def show(fig: plt.Figure, caption: str, alt: str) -> None:
-    """Show the figure as a PNG with its alt text and caption, whatever the backend.
-
-    The page shrinks a wide image to the width of the output. Text that would
-    then be smaller than MIN_PX is enlarged first.
-    """
-    shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
-    min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
-    small = [t for t in fig.findobj(Text) if t.get_fontsize() < min_pt]
-    for text in small:
-        text.set_fontsize(min_pt)
-    if small and fig.get_layout_engine() is None:
-        fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=2 * PX_PER_INCH, bbox_inches="tight")
-    plt.close(fig)
-    png = buf.getvalue()
-    width = int.from_bytes(png[16:20], "big") // 2  # 2 image pixels per CSS pixel
-    src = "data:image/png;base64," + base64.b64encode(png).decode()
-    display(HTML(
-        f'<figure><img src="{src}" width="{width}" alt="{escape(alt)}">'
-        f"<figcaption>{escape(caption)}</figcaption></figure>"
-    ))
+from selfattn.plot import show  # a plot with its alt text and caption (3.7 appendix)
 
 # %% [markdown]
 # ## 1. Training and validation loss

@@ -36,38 +36,7 @@ B = 1000  # 每个 d_k 的随机查询个数
 print(torch.__version__)
 
 # %%
-import base64
-import io
-from html import escape
-
-from IPython.display import HTML, display
-from matplotlib.text import Text
-
-COLUMN_PX, PX_PER_INCH, MIN_PX = 676, 100, 11  # 1280 px 窗口下实验输出的宽度
-
-
-def show(fig: plt.Figure, caption: str, alt: str) -> None:
-    """把图画成 PNG，连同替代文字与图题一起显示，与 matplotlib 后端无关。
-
-    页面把过宽的图缩到输出区的宽度；缩放后会小于 MIN_PX 的文字先放大。
-    """
-    shrink = min(1.0, COLUMN_PX / (fig.get_figwidth() * PX_PER_INCH))
-    min_pt = MIN_PX * 72 / (PX_PER_INCH * shrink)
-    small = [t for t in fig.findobj(Text) if t.get_fontsize() < min_pt]
-    for text in small:
-        text.set_fontsize(min_pt)
-    if small and fig.get_layout_engine() is None:
-        fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=2 * PX_PER_INCH, bbox_inches="tight")
-    plt.close(fig)
-    png = buf.getvalue()
-    width = int.from_bytes(png[16:20], "big") // 2  # 每个 CSS 像素对应 2 个图像像素
-    src = "data:image/png;base64," + base64.b64encode(png).decode()
-    display(HTML(
-        f'<figure><img src="{src}" width="{width}" alt="{escape(alt)}">'
-        f"<figcaption>{escape(caption)}</figcaption></figure>"
-    ))
+from selfattn.plot import show  # 图连同替代文字和图注一起显示（3.7 附）
 
 # %% [markdown]
 # ## 1. 点积的方差

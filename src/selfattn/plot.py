@@ -228,3 +228,41 @@ def arrow(ax: Axes, a: Sequence[float], b: Sequence[float], *,
     if label is not None:
         mid = ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2)
         ax.text(*mid, label, ha="center", va="bottom")
+
+
+# --- docs/03-plot-source.md § 实验里的图 ---
+LAB_COLUMN_PX = 676  # 实验页输出区的宽度（1280 px 宽的窗口）
+MIN_PX = 11  # 缩小后文字至少这么多像素
+
+
+def show(fig: Figure, caption: str, alt: str, *, dpi: int = 100) -> None:
+    """Show ``fig`` in a notebook as a PNG, with its alt text and caption.
+
+    The page shrinks a wide image to a lab's output column (``LAB_COLUMN_PX``);
+    text that would then be smaller than ``MIN_PX`` is enlarged first. The PNG
+    has two pixels per CSS pixel, so it stays sharp on a dense screen.
+    """
+    import base64
+    import io
+    from html import escape
+
+    import matplotlib.pyplot as plt
+    from IPython.display import HTML, display
+    from matplotlib.text import Text
+
+    shrink = min(1.0, LAB_COLUMN_PX / (fig.get_figwidth() * dpi))
+    min_pt = MIN_PX * 72 / (dpi * shrink)
+    small = [t for t in fig.findobj(Text) if float(t.get_fontsize()) < min_pt]
+    for text in small:
+        text.set_fontsize(min_pt)
+    if small and fig.get_layout_engine() is None:
+        fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=2 * dpi, bbox_inches="tight")
+    plt.close(fig)
+    png = buf.getvalue()
+    width = int.from_bytes(png[16:20], "big") // 2  # PNG 头里的宽度，两个像素算一个
+    src = "data:image/png;base64," + base64.b64encode(png).decode()
+    html = (f'<figure><img src="{src}" width="{width}" alt="{escape(alt)}">'
+            f"<figcaption>{escape(caption)}</figcaption></figure>")
+    display(HTML(html))  # type: ignore[no-untyped-call]  # IPython has no types
