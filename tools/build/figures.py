@@ -498,7 +498,7 @@ def check_book(root: Path, langs: tuple[str, ...] = ("zh", "en")) -> list[str]:
     for lang in langs:
         texts, found, bad = edition(root, lang)
         problems += bad
-        other = {f.label for figures in edition(root, "en" if lang == "zh" else "zh")[1].values() for f in figures}
+        other = numbering(root, "en" if lang == "zh" else "zh")  # the other edition's labels (cached per stamp)
         where = {f.label: page for page, figures in found.items() for f in figures}
         seen: set[str] = set()
         for page, figures in found.items():
