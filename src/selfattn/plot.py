@@ -101,10 +101,8 @@ def heatmap(m: Tensor, rows: Sequence[str], cols: Sequence[str], *, ax: Axes,
     masked cell never reads as a weight of 0; a ``"mask"`` grid hatches its own
     False cells. ``annotate`` writes the values (``fmt``) in black or white; NaN
     (as in a fully masked row) leaves the cell empty, marked NaN, masked or not
-    (a row of NaN once).
-    ``bar`` adds a
-    color bar (not for ``"mask"``); pass ``bar=False`` and call :func:`colorbar`
-    once for several grids on one scale.
+    (a row of NaN once). ``bar`` adds a color bar (not for ``"mask"``); pass
+    ``bar=False`` and call :func:`colorbar` once for several grids on one scale.
 
     Shape:
         m: ``(len(rows), len(cols))``; mask: the same
