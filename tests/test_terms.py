@@ -21,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from tools.prose_stats import ATTRS, CAPTION, CELL, HTML_COMMENT, INLINE_CODE, INLINE_MATH, URL  # noqa: E402
 from tools.tangle import parse_fences  # noqa: E402
 
 # chosen term: the variants that name the same thing (regular expressions)
@@ -46,16 +47,15 @@ TERMS: dict[str, list[str]] = {
 }
 PATTERNS = [(re.compile(p), term) for term, variants in TERMS.items() for p in variants]
 
-CAPTION = re.compile(r"^\s*#\|\s*(?:caption|alt):\s*(.*)$")
-CELL = re.compile(r"^# %%(.*)$")
+# What prose is not, line by line (the patterns tools/prose_stats.py measures the prose with)
 REMOVE = [
-    re.compile(r"<!--.*?-->"),  # HTML comments (one line)
-    re.compile(r"(`+)(?:(?!\1).)+?\1"),  # inline code
+    HTML_COMMENT,
+    INLINE_CODE,
     re.compile(r"\$\$.*?\$\$"),  # display math on one line
-    re.compile(r"(?<![\\$])\$(?!\s)[^$\n]+?(?<![\\\s])\$"),  # inline math
-    re.compile(r"\]\([^)]*\)"),  # link targets
-    re.compile(r"<https?://[^>]*>|https?://\S+"),  # URLs
-    re.compile(r"\{:?\s*[#.][^}\n]*\}"),  # attribute lists {#id}
+    INLINE_MATH,
+    re.compile(r"\]\([^)]*\)"),  # link targets (the link's text stays)
+    URL,
+    ATTRS,  # attribute lists {#id}
     re.compile(r"（[^）]*）"),  # Chinese in fullwidth parentheses
 ]
 
