@@ -133,10 +133,6 @@ def classes(text: str) -> tuple[list[str], list[str]]:
     return demo, package
 
 
-def table() -> dict[str, tuple[int, int]]:
-    return {p.name: longest(p.read_text(encoding="utf-8")) for p in chapter_pages()}
-
-
 def report_rows() -> dict[str, dict[str, object]]:
     """Per chapter page: the longest reading block, the tests/ mentions, the classes shown."""
     rows: dict[str, dict[str, object]] = {}
@@ -159,14 +155,6 @@ def render_report(rows: dict[str, dict[str, object]]) -> str:
         demo = ", ".join(r["demo"]) or "-"  # type: ignore[arg-type]
         package = ", ".join(r["package"]) or "-"  # type: ignore[arg-type]
         out.append(f"{name:<26} {r['lines']:>5} {r['at']:>5} {r['tests']:>6}  {demo} | {package}{flag}")
-    return "\n".join(out)
-
-
-def render(rows: dict[str, tuple[int, int]]) -> str:
-    out = [f"{'page':<28} {'lines':>5} {'at line':>7}  (limit {LIMIT})"]
-    for name, (n, line) in rows.items():
-        flag = " *" if int(name[:2]) in LIMITED and n > LIMIT else ""
-        out.append(f"{name:<28} {n:>5} {line:>7}{flag}")
     return "\n".join(out)
 
 
@@ -211,11 +199,10 @@ def test_reading_path_report() -> None:
 
 
 def test_longest_reading_block_per_chapter() -> None:
-    rows = table()
-    text = render(rows)
-    print("\n" + text)
+    rows = report_rows()
+    text = render_report(rows)
     assert {"01-problem.md", "01-problem.en.md"} <= set(rows), sorted(rows)
-    limited = {name: n for name, (n, _) in rows.items() if int(name[:2]) in LIMITED}
+    limited = {name: r["lines"] for name, r in rows.items() if int(name[:2]) in LIMITED}
     over = {name for name, n in limited.items() if n > LIMIT}
     new = sorted(over - OVER_LIMIT)
     assert not new, f"over {LIMIT} lines in the reading path: {new}\n{text}"
