@@ -34,6 +34,14 @@ CELL_PT = 8.5  # 格子里数值的字号（pt）
 HATCH = "////"  # 被掩蔽格子的斜线
 
 
+def narrow() -> bool:
+    """True while the build draws a figure's narrow variant (for a ~390 px screen)."""
+    # 构建时每张图会在 SELFATTN_FIGURE=narrow 下再画一遍（约 390 px 宽）
+    import os
+
+    return os.environ.get("SELFATTN_FIGURE") == "narrow"
+
+
 def figure(nrows: int = 1, ncols: int = 1, *,
            size: tuple[float, float] = (6.0, 3.0)) -> tuple[Figure, Any]:
     """A figure in the book's style and its axes; ``size`` in inches, width <= 7."""
