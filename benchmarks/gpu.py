@@ -48,7 +48,7 @@ def summary(report: dict[str, Any]) -> list[str]:
                 cells.append(f"{_num(ours)} / {_num(flash)}")
             label = f"{mode} {dtype} {'causal' if causal else 'full'}"
             lines.append(f"  {label:22s}" + "".join(f"{c:>14s}" for c in cells))
-    dram = [r for r in triton.get("dram", {}).get("rows", []) if "dram_bytes" in r]
+    dram = [r for r in report.get("nsight", {}).get("rows", []) if "dram_bytes" in r]
     if dram:
         lines.append("DRAM bytes (Nsight Compute) / bytes counted in 8.5.6, MiB:")
         for r in dram:
