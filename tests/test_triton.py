@@ -104,8 +104,8 @@ def test_forward_and_backward_match_sdpa(B: int, h: int, n_q: int, n_k: int, d: 
         bounds = [1e-5] * 4
     else:
         half = _sdpa_out_and_grads(q, k, v, d_out, is_causal)  # SDPA in float16
-        bounds = [2 * (x.float() - e).abs().max().item() + 1e-4 for x, e in zip(half, exact)]
-    for name, a, e, bound in zip(("out", "dq", "dk", "dv"), ours, exact, bounds):
+        bounds = [2 * (x.float() - e).abs().max().item() + 1e-4 for x, e in zip(half, exact, strict=True)]
+    for name, a, e, bound in zip(("out", "dq", "dk", "dv"), ours, exact, bounds, strict=True):
         err = (a.float() - e).abs().max().item()
         assert err < bound, f"{name}: max error {err:.2e}, bound {bound:.2e}"
 
@@ -119,7 +119,7 @@ def test_gradients_are_the_same_bits_on_every_run() -> None:
         out, _ = fused_attention(q, k, v, is_causal=True, block_m=32, block_n=16)
         return torch.autograd.grad(out, (q, k, v), d_out)
 
-    assert all(torch.equal(a, b) for a, b in zip(grads(), grads()))
+    assert all(torch.equal(a, b) for a, b in zip(grads(), grads(), strict=True))
 
 
 @pytest.mark.parametrize("is_causal", [False, True])
@@ -135,7 +135,7 @@ def test_the_gradient_of_lse(is_causal: bool) -> None:
     if is_causal:
         s = s.masked_fill(torch.ones(50, 70, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
     ref = torch.autograd.grad((ref_out * g_out).sum() + (s.logsumexp(-1) * g_lse).sum(), leaves)
-    for a, b in zip(ours, ref):
+    for a, b in zip(ours, ref, strict=True):
         assert (a.double() - b).abs().max().item() < 1e-5
 
 
@@ -146,7 +146,7 @@ def test_scale_argument() -> None:
     ref = F.scaled_dot_product_attention(*leaves, scale=0.3)
     assert (out - ref).abs().max() < 1e-5
     assert (lse.double() - _reference_lse(q, k, False, scale=0.3)).abs().max() < 1e-5
-    for a, b in zip(torch.autograd.grad(out.sum(), (q, k, v)), torch.autograd.grad(ref.sum(), leaves)):
+    for a, b in zip(torch.autograd.grad(out.sum(), (q, k, v)), torch.autograd.grad(ref.sum(), leaves), strict=True):
         assert (a - b).abs().max() < 1e-5
 
 
@@ -216,7 +216,7 @@ def test_offsets_past_2_31_elements() -> None:
     assert (out.float() - ref).abs().max() < 2e-3
     grads = torch.autograd.grad(out, leaves, d_out)  # the backward kernels read q, k, v there too
     exact = _sdpa_out_and_grads(*(t.detach().float() for t in (q, k, v)), d_out.float(), False)
-    for a, e in zip(grads, exact[1:]):
+    for a, e in zip(grads, exact[1:], strict=True):
         assert (a.float() - e).abs().max() < 1e-2
 
 

@@ -138,7 +138,8 @@ def fused_attention(
     *batch, n_q, d = q.shape
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     q4, k4, v4 = (_as_4d(t) for t in (q, k, v))  # (Z, H, n, d)，通常是视图
-    out, lse = FusedAttention.apply(q4, k4, v4, is_causal, scale, block_m, block_n)
+    args = (q4, k4, v4, is_causal, scale, block_m, block_n)
+    out, lse = FusedAttention.apply(*args)  # type: ignore[no-untyped-call]
     return out.view(*batch, n_q, d), lse.view(*batch, n_q)
 
 
