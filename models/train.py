@@ -1,6 +1,6 @@
 """Train the committed models of chapter 10 and the explorer: ``make model``.
 
-One ``CharLM`` per edition, on that edition's corpus snapshot (``tools/corpus.py``):
+One ``CharLM`` per edition, on that edition's corpus snapshot (``tools/data/corpus.py``):
 
 * ``models/charlm.pt`` on ``docs/labs/data/book.txt`` (the Chinese edition);
 * ``models/charlm.en.pt`` on ``docs/labs/data/book.en.txt`` (the English edition).
@@ -19,7 +19,7 @@ more finely than bfloat16's 7 bits (the validation loss moved by less than 0.001
 trees of those functions without docstrings) and the measured numbers: validation
 loss, the unigram and bigram baselines, the steps and seconds, and for English the
 shares of dictionary words in three samples (:func:`dictionary_shares`). The numbers
-are measured on the stored float16 weights. ``tests/test_charlm.py`` fails, naming
+are measured on the stored float16 weights. ``tests/package/test_charlm.py`` fails, naming
 ``make model``, as soon as a fingerprint differs; an edit outside ``WEIGHTS_CODE``
 (loading, sampling, saving, the input checks) needs no retraining.
 
@@ -57,7 +57,7 @@ CONFIG: dict[str, Any] = {
 # attention path that training takes (``need_weights=False``, so torch's SDPA; not the
 # explicit path of chapter 5), the optimizer, the schedule and the training loop.
 # Loading the text, sampling, saving and the input checks are left out: an edit there
-# cannot change a weight. tests/test_charlm.py traces a few training steps and checks
+# cannot change a weight. tests/package/test_charlm.py traces a few training steps and checks
 # this list against the package functions they call (less the checks, which only raise).
 WEIGHTS_CODE = {
     "src/selfattn/model.py": ("Block.__init__", "Block.forward", "CharLM.__init__",

@@ -1,0 +1,5 @@
+"""Measurements that need a running system, never asserted by a test.
+
+* ``serve_timing``  the edit loop of ``mkdocs serve``: seconds from a save to the reload;
+* ``gpu_check``     ``make gpu-check``: everything that needs a real GPU, in one run, one JSON.
+"""
