@@ -19,74 +19,49 @@ missing browser is a failure: the browser checks must not silently vanish there.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import functools
-import http.server
 import json
 import os
 import re
-import shutil
-import threading
 import time
 import traceback
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlparse
 
 import pytest
 
+from tools.measure.figure_text import FIGURE_TEXT, FIGURE_TEXT_MIN
 from tools.site.figures import find as find_figures
-from tools.book.parity import english_path
-from tools.book.tangle import MARKER, load_config, nav_entries, parse_fences
+from tools.testing.browser import (
+    CONFIG,
+    DOCS,
+    EN,
+    PREFIX,
+    TABS,
+    EmptySearchHandler,
+    SiteHandler,
+    chromium_path,
+    launch,
+    page_url,
+    serve,
+    source,
+    visit,
+)
+from tools.book.tangle import MARKER, nav_entries, parse_fences
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "reports" / "screenshots"
-CONFIG = load_config(ROOT)
-DOCS = ROOT / CONFIG.get("docs_dir", "docs")
-# The site is served under the path of site_url (/selfattn/), as GitHub Pages does: 404.html uses absolute links.
-PREFIX = urlparse(CONFIG["site_url"]).path.rstrip("/") + "/"
 CHAPTER = re.compile(r"^\d\d-[^/]*\.md$")
-PROXY = "127.0.0.1:9"  # the discard port: nothing listens there (test_a_request_to_another_host_is_recorded_and_fails)
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-    # Every host but the loopback goes through a proxy at a closed port, so no request can leave the machine
-    # (Chromium sends 127.0.0.1 direct). Each attempt is still recorded (Watch.external), and reported.
-    f"--proxy-server=http://{PROXY}",
-]
 # Search terms, and a page each must find whatever else the book says (the only hard-coded page of this file).
 # (edition, term, a page it must find): each edition searches its own index only.
 SEARCHES = [("", "缩放点积", "03-qkv-formula/"), ("", "掩码", "05-implementation/"),  # 3: its title
             ("en/", "scaled dot-product", "en/05-implementation/")]
 RESULTS_SHOWN = 10  # material renders the first 10 result pages, more on scrolling
-
-
-
-
-def page_url(src: str) -> str:
-    """``05-implementation.md`` -> ``05-implementation/``; ``index.md`` -> ``''`` (use_directory_urls)."""
-    stem = src.rsplit(".", 1)[0]
-    if stem == "index":
-        return ""
-    return stem.removesuffix("/index") + "/"
-
-
-def source(src: str) -> Path:
-    """The file a page is built from: ``en/05-implementation.md`` is ``docs/05-implementation.en.md``."""
-    if src.startswith(EN):
-        return english_path(DOCS / src.removeprefix(EN))
-    return DOCS / src
 
 
 def expected_titles(src: str) -> list[str]:
@@ -113,8 +88,7 @@ def plots(src: str) -> bool:
 
 
 # The pages of the nav in both editions: ``05-implementation.md`` and ``en/05-implementation.md``
-# (the English page, built from docs/05-implementation.en.md at the URL en/05-implementation/).
-EN = "en/"
+# (the English page, built from docs/05-implementation.en.md at the URL en/05-implementation/; EN = "en/").
 ZH_PAGES = nav_entries(CONFIG)
 PAGES = ZH_PAGES + [EN + src for src in ZH_PAGES]
 NOTEBOOK_LINK = {"zh": "下载本章 Jupyter 笔记本", "en": "Download this chapter as a Jupyter notebook"}
@@ -134,17 +108,10 @@ def lang_of(src: str) -> str:
 # --------------------------------------------------------------------------------------------- fixtures
 
 
-def _chromium() -> str:
-    for candidate in (os.environ.get("SELFATTN_CHROMIUM"), "chromium", "chromium-browser"):
-        if candidate and (path := shutil.which(candidate)):
-            return path
-    return ""
-
-
 @pytest.fixture(scope="session")
 def chromium() -> str:
     """The Chromium executable; skip (fail in CI) without it or without playwright."""
-    path = _chromium()
+    path = chromium_path()
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError as err:  # pragma: no cover - playwright is a test dependency
@@ -158,26 +125,6 @@ def chromium() -> str:
     return path
 
 
-@contextlib.contextmanager
-def launch(path: str) -> Iterator[Any]:
-    """A headless Chromium (one per thread: Playwright's sync API is bound to its thread)."""
-    from playwright.sync_api import sync_playwright
-
-    # A Jupyter kernel run earlier in this thread (tests/site/test_notebooks.py, through nbclient and
-    # nest-asyncio) can leave its event loop registered as running, although nothing runs in it:
-    # this code is not inside any loop. Playwright's sync API refuses to start then, so clear it.
-    if asyncio.events._get_running_loop() is not None:
-        asyncio.events._set_running_loop(None)
-    with sync_playwright() as p:
-        # headless=True makes Playwright pass --headless itself (Chromium's new headless mode).
-        b = p.chromium.launch(executable_path=path, headless=True, args=LAUNCH_ARGS)
-        try:
-            yield b
-        finally:
-            _TABS.pop(id(b), None)
-            b.close()
-
-
 @pytest.fixture(scope="session")
 def browser(chromium: str) -> Iterator[Any]:
     """A browser for the tests that run in the main thread (search, 404)."""
@@ -185,87 +132,17 @@ def browser(chromium: str) -> Iterator[Any]:
         yield b
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    """Serve site/ under PREFIX as GitHub Pages does: unknown paths get site/404.html with status 404, and
-    what exists is sent with ``Cache-Control: max-age=600``, so the browser reuses a stylesheet or a script
-    from one page on the next, as a reader's browser does.
-
-    ``full_search`` False (base_url): the edition's search index is sent without its documents (see Tab)."""
-
-    full_search = True
-    empty_indexes: dict[str, bytes] = {}  # the path of each edition's index -> that index without documents
-
-    def do_GET(self) -> None:
-        if self.full_search or not self.path.endswith("/search/search_index.json"):
-            return super().do_GET()
-        path = self.translate_path(self.path)
-        if path not in self.empty_indexes:
-            index = json.loads(Path(path).read_text(encoding="utf-8"))
-            if not index["docs"]:
-                return self.send_error(500, f"{self.path} has no documents")
-            self.empty_indexes[path] = json.dumps({**index, "docs": []}).encode()
-        body = self.empty_indexes[path]
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def send_response(self, code: int, message: str | None = None) -> None:
-        super().send_response(code, message)
-        if code in (200, 304):
-            self.send_header("Cache-Control", "max-age=600")
-
-    def translate_path(self, path: str) -> str:
-        path = urlparse(path).path
-        if not path.startswith(PREFIX):
-            return str(Path(self.directory) / "outside-the-prefix" / "does-not-exist")  # nothing outside it exists
-        return super().translate_path("/" + path[len(PREFIX) :])
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        page = Path(self.directory) / "404.html"
-        if code != 404 or not page.exists():
-            return super().send_error(code, message, explain)
-        body = page.read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-class _EmptySearchHandler(_Handler):
-    full_search = False
-
-
-@contextlib.contextmanager
-def serve(site_dir: Path, handler: type[_Handler]) -> Iterator[str]:
-    """site/ served at 127.0.0.1 on a free port; yields the URL of the site's root (PREFIX)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(site_dir)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture(scope="session")
 def base_url(site_dir: Path) -> Iterator[str]:
-    """The site, each edition's search index without its documents (see Tab)."""
-    with serve(site_dir, _EmptySearchHandler) as url:
+    """The site, each edition's search index without its documents (see ``Tab`` in tools/testing/browser.py)."""
+    with serve(site_dir, EmptySearchHandler) as url:
         yield url
 
 
 @pytest.fixture(scope="session")
 def search_url(site_dir: Path) -> Iterator[str]:
     """The site as built, with each edition's whole search index (test_search)."""
-    with serve(site_dir, _Handler) as url:
+    with serve(site_dir, SiteHandler) as url:
         yield url
 
 
@@ -283,98 +160,6 @@ def _timing(_browser_clock: None) -> Iterator[None]:
     yield
     print(f"\nbrowser tests: {time.perf_counter() - _STARTED[0]:.1f} s"
           + (f" (axe: {len(_AXE_SECONDS)} page(s) in both palettes, {sum(_AXE_SECONDS):.1f} s)" if _AXE_SECONDS else ""))
-
-
-@dataclass
-class Watch:
-    """What a page did: console errors, uncaught exceptions, requests to another host (each fails at the
-    proxy, see LAUNCH_ARGS), failed local loads."""
-
-    errors: list[str] = field(default_factory=list)
-    external: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-
-
-def _is_local(url: str) -> bool:
-    parts = urlparse(url)
-    return parts.scheme in ("data", "blob", "about") or parts.hostname == "127.0.0.1"
-
-
-VIEWPORT = {"width": 1280, "height": 900}
-
-
-class Tab:
-    """One browser context and one page of it, reused for every page a browser visits.
-
-    A new context for each page costs a new renderer process: six pages took 27 CPU-seconds that way
-    and 15 in one reused page (about 40 % less; 2 cores). Each visit still starts as a new context
-    would: storage cleared (so the palette starts from the media query), the viewport 1280 x 900,
-    and a new Watch. What it does not start with is an empty HTTP cache: like a reader moving from
-    page to page, the tab keeps the stylesheets, scripts and fonts it loaded (the server sends
-    GitHub Pages' ``max-age=600``), and Chromium reuses the scripts' compiled code.
-
-    Pages come from ``base_url``, where each edition's search index has no documents: material's search
-    worker builds the index of the whole edition at every page load, about 0.7 CPU-second each time
-    (8 pages: 23-27 CPU-s with the index, 18-20 without), and that index is the same on every page of an
-    edition. test_search loads its pages from ``search_url``, with the real index, and queries it."""
-
-    def __init__(self, browser: Any) -> None:
-        self.context = browser.new_context(viewport=VIEWPORT, color_scheme="light", locale="zh-CN", accept_downloads=True)
-        self.watch = Watch()
-        page = self.page = self.context.new_page()
-        # The handlers look the watch up when an event comes, so each event goes to the current visit.
-        page.on("console", lambda m: m.type == "error" and self.watch.errors.append(f"console: {m.text} ({m.location})"))
-        page.on("pageerror", lambda e: self.watch.errors.append(f"pageerror: {e}"))
-        page.on("request", lambda r: None if _is_local(r.url) else self.watch.external.append(r.url))
-        page.on("response", lambda r: r.status >= 400 and self.watch.failed.append(f"{r.status} {r.url}"))
-        self.crashed = False
-        page.on("crash", lambda _: (self.watch.errors.append("the page crashed"), setattr(self, "crashed", True)))
-
-    def reset(self) -> None:
-        """Storage cleared and the viewport 1280 x 900; raises if the page crashed or was closed.
-
-        The storage of the page's origin is cleared when a visit ends (``visit``) and again before the
-        next one: ``base_url`` and ``search_url`` are two origins, and each keeps its own storage."""
-        page = self.page
-        if self.crashed:
-            raise RuntimeError("the page crashed")
-        if page.url.startswith("http"):
-            page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
-        if page.viewport_size != VIEWPORT:
-            page.set_viewport_size(VIEWPORT)
-
-    def visit(self, url: str, timeout_ms: int) -> tuple[Any, Watch]:
-        page = self.page
-        page.set_default_timeout(timeout_ms)
-        self.watch = Watch()
-        page.goto(url, wait_until="load")
-        return page, self.watch
-
-
-_TABS: dict[int, Tab] = {}  # id(browser) -> its tab; launch() forgets it when the browser closes
-
-
-@contextlib.contextmanager
-def visit(browser: Any, url: str, timeout_ms: int = 60_000) -> Iterator[tuple[Any, Watch]]:
-    """The page loaded from ``url`` in the browser's tab, and what it did.
-
-    A test that fails mid-way may leave the page in any state: the next visit loads a new page anyway,
-    in a new tab if the renderer crashed or the page was closed."""
-    from playwright.sync_api import Error as PlaywrightError
-
-    tab = _TABS.get(id(browser))
-    if tab is not None:
-        try:
-            tab.reset()
-        except (PlaywrightError, RuntimeError):  # crashed or closed: reported by the visit it happened in
-            with contextlib.suppress(PlaywrightError):
-                tab.context.close()
-            tab = None
-    if tab is None:
-        tab = _TABS[id(browser)] = Tab(browser)
-    yield tab.visit(url, timeout_ms)
-    with contextlib.suppress(PlaywrightError, RuntimeError):  # leave this origin's storage empty (see reset)
-        tab.reset()
 
 
 MATH_DONE = """() => [...document.querySelectorAll('.arithmatex')].every((e) => e.querySelector('.katex'))"""
@@ -469,46 +254,6 @@ AXE_RUN = """async () => {
 }"""
 
 
-# The text of the figures (inline SVG drawn by matplotlib; axe does not read it): each <text> that no shape of its
-# figure lies under is on the page's background, and must stand out from it by 4.5:1 in either palette. Text in the
-# book's ink (selfattn.plot.INK, drawn as currentColor) is the page's text colour; a label in a colour of its own
-# (a head's colour) was 3.1:1 in the light palette and 3.6:1 in the dark one. Text on a cell of a heatmap is black or
-# white, whichever stands out more (selfattn.plot.text_color), and is counted, not measured.
-FIGURE_TEXT = """(min) => {
-  const rgba = (c) => { const m = (c || '').match(/[\\d.]+/g); if (!m) return null;
-    const v = m.map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
-  const lin = (x) => { x /= 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; };
-  const lum = (c) => 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
-  const over = (fg, a, bg) => fg.slice(0, 3).map((x, i) => a * x + (1 - a) * bg[i]);
-  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
-  let bg = rgba(getComputedStyle(document.body).backgroundColor);
-  if (!bg || bg[3] === 0) bg = [255, 255, 255, 1];
-  const out = {checked: 0, onShapes: 0, low: []};
-  for (const figure of document.querySelectorAll('figure.sa-figure')) {
-    const svg = figure.querySelector('svg');
-    if (!svg) continue;
-    figure.scrollIntoView({block: 'center'});
-    for (const text of svg.querySelectorAll('text')) {
-      const r = text.getBoundingClientRect();
-      if (!r.width || !r.height) continue;
-      const under = document.elementsFromPoint(r.x + r.width / 2, r.y + r.height / 2)
-        .filter((e) => e !== text && !text.contains(e) && svg.contains(e) && e !== svg
-                && !['g', 'text', 'tspan', 'defs', 'clipPath'].includes(e.localName));
-      if (under.length) { out.onShapes++; continue; }
-      const style = getComputedStyle(text);
-      const fill = rgba(style.fill);
-      if (!fill) continue;
-      const alpha = fill[3] * Number(style.fillOpacity || 1) * Number(style.opacity || 1);
-      const c = ratio(over(fill, alpha, bg), bg);
-      out.checked++;
-      if (c < min) out.low.push({figure: figure.id, text: text.textContent.trim().slice(0, 30), fill: style.fill,
-                                  bg: `rgb(${bg.slice(0, 3).join(', ')})`, ratio: Math.round(c * 100) / 100});
-    }
-  }
-  window.scrollTo(0, 0);
-  return out;
-}"""
-FIGURE_TEXT_MIN = 4.5
 _AXE_SECONDS: list[float] = []  # each page's accessibility check (both palettes), for the timing line
 
 
@@ -797,7 +542,7 @@ def test_a_crashed_page_is_reported_and_the_next_visit_gets_a_new_tab(browser: A
     light = base_url + "assets/logo.svg"  # a page that costs nothing to load: the tab is what is tested
     # (Chromium asks an image shown as a page for /favicon.ico, outside the site: a 404, as on GitHub Pages.)
     with visit(browser, light) as (page, watch):
-        crashed = _TABS[id(browser)]
+        crashed = TABS[id(browser)]
         with contextlib.suppress(PlaywrightError):  # chrome://crash kills the renderer; the calls then fail
             page.goto("chrome://crash", timeout=10_000)
         for _ in range(200):  # until the crash event arrives (each wait fails at once when it has)
@@ -807,14 +552,14 @@ def test_a_crashed_page_is_reported_and_the_next_visit_gets_a_new_tab(browser: A
                 page.wait_for_timeout(50)
         assert "the page crashed" in watch.errors
     with visit(browser, light) as (page, watch):
-        assert _TABS[id(browser)] is not crashed
+        assert TABS[id(browser)] is not crashed
         errors = [e for e in watch.errors if "/favicon.ico" not in e]
         assert page.locator("svg").count() == 1 and not errors, errors
 
 
 def test_a_request_to_another_host_is_recorded_and_fails(browser: Any, base_url: str) -> None:
     """Every page check asserts that Watch.external is empty: a request to another host must land there,
-    and must not leave the machine (LAUNCH_ARGS sends it to a proxy at a closed port)."""
+    and must not leave the machine (``LAUNCH_ARGS`` of tools/testing/browser.py sends it to a proxy at a closed port)."""
     urls = ["http://203.0.113.9/probe.js", "https://example.com/probe.png"]  # an address, and a name
     with visit(browser, base_url + "assets/logo.svg") as (page, watch):
         got = page.evaluate("""(urls) => Promise.all(urls.map((u) => fetch(u, {mode: 'no-cors'})
@@ -1049,7 +794,6 @@ def test_search_index_is_segmented(site_dir: Path) -> None:
     assert "zh" in index["config"]["lang"], index["config"]
     text = next(d["text"] for d in index["docs"] if d["location"] == "05-implementation/")
     assert "\u200b" in text, "the search index is not segmented into words: is jieba installed?"
-
 
 
 def test_each_edition_has_its_own_search_index(site_dir: Path) -> None:
