@@ -70,6 +70,26 @@ def test_each_sentence_holds(measured: dict[str, Any], lang: str) -> None:
         assert rows >= 4 and float(s[layer, head]) >= ep.PROMPT_LIFT * uni, (p["prompt"], float(s[layer, head]), uni)
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_committed_presets_are_what_the_script_writes_now(measured: dict[str, Any], lang: str) -> None:
+    """The committed file is checked above against the measures; here against ``presets()`` itself, run
+    again (on the measures of the fixture, which are ``measure()``'s): the same heads, in the same order,
+    with the same labels, prompts and sentences. A script that would now pick or write another head (or
+    that no longer writes what was committed) fails here, not at the next retraining."""
+    e = measured[lang]
+    now, saved = ep.presets(lang, measured=e["now"]), e["saved"]
+    assert {k: now[k] for k in ("checkpoint_sha256", "corpus_sha256", "windows")} == {
+        k: saved[k] for k in ("checkpoint_sha256", "corpus_sha256", "windows")}
+    exact = ("pattern", "layer", "head", "label", "prompt", "sentence")
+    assert [{k: p[k] for k in exact} for p in now["presets"]] == [{k: p[k] for k in exact} for p in saved["presets"]]
+    for p, q in zip(now["presets"], saved["presets"], strict=True):
+        assert sorted(p) == sorted(q) and abs(p["share"] - q["share"]) < 1e-6 and abs(p["uniform"] - q["uniform"]) < 1e-6
+    for pattern, m in saved["measured"].items():  # every head's share, as committed
+        torch.testing.assert_close(torch.tensor(now["measured"][pattern]["share"], dtype=torch.float64),
+                                   torch.tensor(m["share"], dtype=torch.float64), rtol=0, atol=1e-6)
+        assert now["measured"][pattern]["rows"] == m["rows"], pattern
+
+
 def test_the_patterns_name_the_right_keys() -> None:
     """The keys of each pattern on a small text: 'ab ab' in English."""
     chars = "ab "

@@ -199,20 +199,23 @@ def candidates(text: str, lang: str, block_size: int) -> list[str]:
 
 
 def best_prompt(model: Any, chars: str, lines: list[str], lang: str, pattern: str, layer: int,
-                head: int, used: list[str]) -> str:
+                head: int, used: list[str], cache: dict[str, Any] | None = None) -> str:
     """The sentence on which the head's share on its pattern's keys is the largest multiple of a
     uniform row's (a sentence with fewer than 4 such rows, or one an earlier preset took, is
-    passed over)."""
+    passed over). ``cache`` keeps each sentence's attention weights for the next preset."""
     import torch
 
     index = {c: i for i, c in enumerate(chars)}
+    cache = {} if cache is None else cache
     best, score = lines[0], -1.0
     for line in lines:
         ids = [index[c] for c in line if c in index]
         keys = targets(ids, chars, lang)[pattern]
         if int(keys.any(-1).sum()) < 4 or line in used:
             continue
-        share, uniform, _ = shares(attention(model, torch.tensor([ids])), keys[None])
+        if line not in cache:
+            cache[line] = attention(model, torch.tensor([ids]))
+        share, uniform, _ = shares(cache[line], keys[None])
         if (s := float(share[layer, head]) / uniform) > score:
             best, score = line, s
     return best
@@ -241,22 +244,25 @@ def sentence(lang: str, pattern: str, layer: int, head: int, measured: dict[str,
                                            u=percent(m["uniform"]))
 
 
-def presets(lang: str) -> dict[str, Any]:
-    """The edition's presets and everything measured, as written to OUT."""
+def presets(lang: str, measured: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The edition's presets and everything measured, as written to OUT (``measured``: what
+    :func:`measure` gives for the edition's model and corpus, if it was measured already)."""
     from models.train import EDITIONS
     from tools.data.explorer_export import CHECKPOINTS, load_model, sha256
 
     corpus, _, _ = EDITIONS[lang]
     text = (ROOT / corpus).read_text(encoding="utf-8")
     model, chars = load_model(ROOT / CHECKPOINTS[lang])
-    measured = measure(model, chars, text, lang)
+    if measured is None:
+        measured = measure(model, chars, text, lang)
     lines = candidates(text, lang, model.block_size)
-    out = []
+    out: list[dict[str, Any]] = []
+    cache: dict[str, Any] = {}  # each sentence's attention weights, computed once for all presets
     for pattern, layer, head in choose(measured):
         out.append({"pattern": pattern, "layer": layer, "head": head, "label": LABELS[lang][pattern],
                     "share": measured[pattern]["share"][layer][head], "uniform": measured[pattern]["uniform"],
                     "prompt": best_prompt(model, chars, lines, lang, pattern, layer, head,
-                                          [o["prompt"] for o in out]),
+                                          [o["prompt"] for o in out], cache),
                     "sentence": sentence(lang, pattern, layer, head, measured)})
     return {"checkpoint_sha256": sha256(ROOT / CHECKPOINTS[lang]), "corpus_sha256": sha256(ROOT / corpus),
             "windows": WINDOWS, "presets": out, "measured": measured}
