@@ -89,6 +89,36 @@ def test_the_fake_device_refuses_a_cpu_tensor_where_a_gpu_would() -> None:
         assert x[torch.tensor([1, 0])].device.type == "meta" and x.cpu().device.type == "cpu"
 
 
+# Each meets a fake CUDA x (2, 3) with a CPU tensor v: a vector of 3, or of 1, or a 0-dim scalar.
+MEETINGS = {
+    "add": lambda x, v: x + v,
+    "mul": lambda x, v: x * v,
+    "matmul": lambda x, v: x @ v.expand(3),
+    "where": lambda x, v: torch.where(v > 0, x, x),
+    "masked_fill": lambda x, v: x.masked_fill(v > 0, 0.0),
+}
+
+
+def test_the_fake_device_refuses_a_cpu_vector_and_allows_only_a_cpu_scalar() -> None:
+    """A GPU lets a CPU tensor meet a CUDA one only if it has 0 dims. A 1-D tensor is the likeliest to be left
+    behind (a bias, a length vector, a row of a mask), and 1 element is not 0 dims: each is refused, as a matrix is
+    above; a 0-dim CPU tensor is not."""
+    with fake_cuda():
+        x = torch.randn(2, 3, device="cuda")
+        let_through = []
+        for name, meet in MEETINGS.items():
+            for v in (torch.randn(3), torch.randn(1)):
+                try:
+                    meet(x, v)
+                except RuntimeError as err:
+                    assert "meta (the fake CUDA) and cpu" in str(err), err
+                else:
+                    let_through.append(f"{name} with a CPU tensor of shape {tuple(v.shape)}")
+        assert not let_through, let_through
+        for name in ("add", "mul"):
+            assert MEETINGS[name](x, torch.tensor(0.5)).device.type == "meta", name
+
+
 def test_what_reads_no_values_runs_on_the_real_meta_device() -> None:
     """A second opinion, from torch's own device checks: the paths that never read a value run on ``meta``
     itself (no harness), and the bug the harness caught in checks.check_padding_invariance (a CPU mask in

@@ -3,24 +3,22 @@
 Mutation testing of the project's own tests found mutants that exactly one test killed, one
 refactor of that test away from surviving. Each test here kills one of them by another route
 than the first test (named in its docstring): it checks a consequence of the behaviour, not the
-same computation. The sixth such mutant, a lab cache key without the benchmark results, is caught
-by ``tests/site/test_lab_build.py`` twice (the key of a synthetic repository, and every file the real
-labs read).
+same computation. Those of the package and its test harness are here; those of the site build
+are in ``tests/site/test_site_pinned_twice.py``. The lab cache key without the benchmark results
+is caught by ``tests/site/test_lab_build.py`` twice (the key of a synthetic repository, and every
+file the real labs read).
 """
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from selfattn.functional import scaled_dot_product_attention
 from selfattn.model import Block, CharLM, generate, next_logits
-
-ROOT = Path(__file__).resolve().parents[2]
+from tools.testing.fake_cuda import fake_cuda, to_cpu
 
 
 def test_the_final_layer_norm_sets_the_logits() -> None:
@@ -74,40 +72,30 @@ def test_top_k_bounds_what_one_step_can_draw() -> None:
     assert len(drawn[None]) > 10, drawn[None]
 
 
-def test_a_link_to_a_figure_on_another_page_is_resolved_on_that_page(tmp_path: Path) -> None:
-    """Mutant: ``check_book`` looks for the figure of ``[..](01-b.md#fig-second)`` on the linking page
-    (first witness: tests/site/test_figures.py expects a broken cross-page link to be reported). Here the
-    links are right, across pages and on the same page: nothing is reported; the same link on the
-    page that holds the figure, written as a cross-page link to the other page, is reported."""
-    from tests.site.test_figures import figure_block, small_site
-    from tools.site import figures
-
-    a = "# A\n\n" + figure_block("first") + "\n[{fig:second}](01-b.md#fig-second)；[{fig:first}](#fig-first)。\n"
-    b = "# B\n\n" + figure_block("second") + "\n[{fig:first}](01-a.md#fig-first)。\n"
-    root = small_site(tmp_path, a, b)
-    assert figures.check_book(root, ("zh",)) == []
-    (root / "docs" / "01-b.md").write_text(b.replace("01-a.md#fig-first", "01-a.md#fig-second"), encoding="utf-8")
-    assert figures.check_book(root, ("zh",)) == ["docs/01-b.md: a link to 01-a.md#fig-second, which holds no such figure"]
-
-
-def test_every_built_page_offers_the_same_page_in_each_language(site_dir: Path) -> None:
-    """Mutant: the switcher points to the page's own language (first witness: tests/site/test_build.py
-    checks ``switcher.point``'s list). Read from the built site: each page's ``hreflang`` link of each
-    language leads to a built page whose ``<html lang>`` is that language."""
-    from tools.site.languages import LANGUAGES
-
-    pages = sorted(site_dir.glob("**/index.html"))
-    checked = 0
-    for page in pages:
-        head = page.read_text(encoding="utf-8").split("</head>", 1)[0]
-        links = dict(re.findall(r'<link rel="alternate" href="([^"]*)" hreflang="([^"]+)"', head))
-        if not links:
-            continue
-        assert sorted(links.values()) == sorted(LANGUAGES), f"{page}: hreflang links {links}"
-        for href, lang in links.items():
-            target = (page.parent / href).resolve() / "index.html"
-            assert target.is_file(), f"{page}: hreflang {lang} -> {href}, which is not built"
-            html = target.read_text(encoding="utf-8")[:2000]
-            assert re.search(rf'<html[^>]* lang="{lang}"', html), f"{page}: hreflang {lang} -> {target}"
-        checked += 1
-    assert checked > 40, f"only {checked} pages have hreflang links"
+def test_a_tensor_left_on_the_cpu_fails_the_package_under_the_fake_device() -> None:
+    """Mutant: the fake device lets a CPU tensor meet a device tensor (first witness:
+    tests/package/test_device.py tries single aten ops on it). Here the package, as a user calls it: q, k and
+    v on the device with the mask left on the CPU fail (a boolean matrix, or a float bias per key, 1-D), and
+    so does sampling with a CPU generator, each with the error a GPU gives; the same calls with everything
+    on the device run, with the CPU's results."""
+    g = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(2, 4, 3, generator=g) for _ in range(3))
+    mask = torch.ones(4, 4, dtype=torch.bool).tril()
+    bias = torch.tensor([0.0, -1.0, 0.5, 0.0])  # (n_k,): one additive bias per key
+    want = [scaled_dot_product_attention(q, k, v, attn_mask=m) for m in (mask, bias)]
+    torch.manual_seed(5)
+    model = CharLM(11, 8, d_model=16, num_heads=2, num_layers=1).eval()
+    idx = torch.zeros(1, 3, dtype=torch.long)
+    with fake_cuda():
+        qc, kc, vc = q.cuda(), k.cuda(), v.cuda()
+        for m in (mask, bias):
+            with pytest.raises(RuntimeError, match="same device.*and cpu"):
+                scaled_dot_product_attention(qc, kc, vc, attn_mask=m)
+        got = [scaled_dot_product_attention(qc, kc, vc, attn_mask=m.cuda()) for m in (mask, bias)]
+        model.cuda()
+        with pytest.raises(RuntimeError, match="'cuda' device type for generator"):
+            generate(model, idx.cuda(), 2, generator=torch.Generator().manual_seed(0))
+        sampled = generate(model, idx.cuda(), 2)
+    for g_out, w_out in zip(got, want, strict=True):
+        assert all(torch.equal(to_cpu(a), b) for a, b in zip(g_out, w_out, strict=True))
+    assert to_cpu(sampled).shape == (1, 5)
