@@ -1,6 +1,6 @@
 """The GPU numbers of section 8.5.9, read from a recorded ``make gpu-check`` run.
 
-``make gpu-check`` (``tools/gpu_check.py``) writes ``build/gpu-check.json`` on a machine with a GPU.
+``make gpu-check`` (``tools/measure/gpu_check.py``) writes ``reports/gpu-check.json`` on a machine with a GPU.
 Committed as ``benchmarks/results/gpu.json``, that run is the record the book prints:
 :func:`recorded_summary` gives "not yet measured" until the file exists, and then the lines of
 :func:`summary`: the device, the TFLOPS of ``fused_attention`` against SDPA's flash backend over n,
