@@ -325,7 +325,7 @@
       if (!h) return;
       const cell = h.j === null ? null : { i: h.i, j: h.j };
       const same = (a, b) => (a && b ? a.i === b.i && a.j === b.j : a === b);
-      if (!tap && h.i === state.query && same(cell, state.cell)) return;
+      if (!tap && h.i === state.query && (!cell || same(cell, state.cell))) return; // nothing new under the pointer
       if (cell || tap) state.cell = cell;
       if (h.i !== state.query || tap) select(h.i, false); else { drawHeat(); drawCell(); }
     }
