@@ -6,10 +6,10 @@
 //   block_size characters) and shows the next character's distribution, one layer's and one
 //   head's attention weights as a heatmap (the last few characters, labeled, with each row's
 //   entropy), and the characters themselves: focusing, hovering or tapping one shows what it
-//   attends to. Presets (presets.json, written by tools/explorer_presets.py) set a prompt, a layer
+//   attends to. Presets (presets.json, written by tools/data/explorer_presets.py) set a prompt, a layer
 //   and a head; the page opens with the first one. The model is loaded only in this mode.
 // * "example": chapter 3's worked example (book.json, exported from selfattn.example by
-//   tools/explorer_book.py): six tokens, d = 4, the chapter's W_q, W_k and W_v, computed by the
+//   tools/data/explorer_book.py): six tokens, d = 4, the chapter's W_q, W_k and W_v, computed by the
 //   twin's attention(); the reader picks a query and edits W_q and W_k.
 // In both, the step view shows the numbers behind the selected query's row of the heatmap: its q,
 // the scores q.k, the scaled scores and the softmax as bars; a tapped (or pointed) cell of the
@@ -46,7 +46,7 @@
       mode: null, model: null, ids: [], run: null, query: -1, timings: [], presets: [], heat: null,
       ex: null, step: null, cell: null, cmap: null,
     };
-    window.explorerPage = state; // read by tests/test_explorer.py
+    window.explorerPage = state; // read by tests/site/test_explorer.py
     const ex = () => state.mode === "example";
 
     // How a character is shown: spaces and line breaks get a visible sign.
@@ -332,7 +332,7 @@
 
     // The steps behind the selected query's row: q, the scores q.k of the keys it may see, the scaled
     // scores and the softmax (the row of the heatmap) as bars; for the example also x, each key's k
-    // and the output o. state.step holds the numbers (read by tests/test_explorer.py), computed at
+    // and the output o. state.step holds the numbers (read by tests/site/test_explorer.py), computed at
     // once; the table is written only while the step view is on the screen (or as soon as it comes
     // into view): below the heatmap, it would otherwise double the work of each keystroke.
     let stepsSeen = false, paintSteps = null;
