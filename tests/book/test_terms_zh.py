@@ -55,6 +55,13 @@ def test_code_and_math_are_not_prose_but_captions_and_lab_cells_are() -> None:
     assert hits(ROOT / "x.py", lab) == ["x.py:2: '屏蔽' -> '掩蔽'"]
 
 
+def test_quotations_and_english_cells_keep_their_words() -> None:
+    page = ("它说“需要屏蔽的位置”，这里被屏蔽。\n\n> 原文的屏蔽。\n\n**原文：** 被屏蔽时「NaN」。\n\n"
+            "| 验证损失 | validation loss | 验证集上的 loss |\n")
+    assert hits(ROOT / "x.md", page) == ["x.md:1: '屏蔽' -> '掩蔽'", "x.md:5: '「' -> '“” not 「」'",
+                                         "x.md:5: '」' -> '“” not 「」'", "x.md:7: 'loss' -> '损失'"]
+
+
 def test_the_reports_count_weighted_averages_and_variants_in_code(tmp_path: Path) -> None:
     (tmp_path / "docs/labs").mkdir(parents=True)
     (tmp_path / "docs/01-a.md").write_text("输出是值的加权平均。\n\n```python\nx = 1  # 空行\n```\n", encoding="utf-8")

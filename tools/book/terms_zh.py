@@ -11,6 +11,9 @@ alt lines), inline code, math, HTML comments, link targets and URLs. Unlike the 
 in full-width parentheses stays, since it is Chinese prose here, and so do HTML tags, whose
 attributes hold the explorer's strings. An English gloss right after
 its Chinese term is allowed (独热（one-hot）, 损失（loss）), as d2l-zh writes a term the first time.
+A quotation keeps its words (:func:`unquoted`): text in “…”, a blockquote, the source's claim quoted
+on Common Claims, Corrected, and a table cell without Chinese (the glossary's English column). The
+punctuation rules read the quotations too.
 
 ``REPORTS`` are the choices that need a reader's judgment, counted until the prose is rewritten:
 加权平均 is right only where the text means a weighted average (the output of attention is a
@@ -61,6 +64,8 @@ PUNCTUATION: dict[str, str] = {
 PATTERNS = [(re.compile(p), term) for term, variants in TERMS.items() for p in variants]
 PATTERNS += [(re.compile(p), name) for name, p in PUNCTUATION.items()]
 REPORTS: dict[str, str] = {"加权平均 (only for a weighted average)": r"加权平均"}
+# Rules that read the whole line, quotations and English cells too.
+WHOLE_LINE = {*PUNCTUATION, "加权和 | weighted sum"}
 # The English scan drops Chinese in full-width parentheses; here it is the prose. HTML tags stay
 # too: the explorer's strings (``data-i18n``) are Chinese a reader reads.
 REMOVE_ZH = [p for p in REMOVE if p.pattern != r"（[^）]*）" and p is not TAG]
@@ -88,11 +93,30 @@ def _name(path: Path, root: Path) -> Path:
     return path.relative_to(root) if path.is_relative_to(root) else path
 
 
+# A quotation keeps its words: text in “…”, a blockquote, and the source's claim after **原文：** or
+# **原教程：** on Common Claims, Corrected. So does a table cell without Chinese (the glossary's
+# English column).
+QUOTED = re.compile(r"“[^”]*”")
+QUOTE_LINE = re.compile(r"^\s*(?:>|\*\*原(?:文|教程)：\*\*)")
+CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+
+
+def unquoted(line: str) -> str:
+    """A line of Chinese prose without its quotations and its table cells that hold no Chinese."""
+    if QUOTE_LINE.match(line):
+        return ""
+    if line.lstrip().startswith("|"):
+        line = "|".join(cell if CJK_CHAR.search(cell) else " " * len(cell) for cell in line.split("|"))
+    return QUOTED.sub(lambda m: " " * len(m[0]), line)
+
+
 def hits(path: Path, text: str | None = None, root: Path = ROOT) -> list[str]:
-    """``file:line: variant -> chosen term`` for every variant and punctuation error in one file."""
+    """``file:line: variant -> chosen term`` for every variant (outside quotations, see
+    :func:`unquoted`) and every punctuation error in one file."""
     text = path.read_text(encoding="utf-8") if text is None else text
     found = sorted((n, m.start(), m[0], term) for n, line in prose_lines(path, text)
-                   for pattern, term in PATTERNS for m in pattern.finditer(line))
+                   for pattern, term in PATTERNS
+                   for m in pattern.finditer(line if term in WHOLE_LINE else unquoted(line)))
     return [f"{_name(path, root)}:{n}: {variant!r} -> {term!r}" for n, _, variant, term in found]
 
 
