@@ -51,7 +51,9 @@ TERMS: dict[str, list[str]] = {
     # The source tutorial the book corrects is 原教程; a paper is 原论文.
     "原教程": [r"原文"],
     "nat": [r"\bnats\b"],
-    "等人，A 和 B": [r"\bet al\b\.?", r"(?<=[A-Za-z]) & (?=[A-Z])"],
+    # A citation: "Vaswani 等人，2017", "Press 和 Wolf"; not "et al.", "&" or a bare 等.
+    "等人，A 和 B": [r"\bet al\b\.?", r"(?<=[A-Za-z]) & (?=[A-Z])",
+                   r"\b[A-Z][a-z]+ 等(?!人)(?=\s*[，,（(]?\s*\d{4}|的)"],
     "一元基准": [r"一元熵"],
     # The glossary pairs 加权和 with "weighted sum".
     "加权和 | weighted sum": [r"加权平均\s*\|\s*weighted sum"],
