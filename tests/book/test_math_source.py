@@ -23,6 +23,11 @@ DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.DOTALL)
 INLINE = re.compile(r"(?<![\\$])\$([^$\n]+?)\$")
 
 
+def shown(tex: str) -> str:
+    """TeX with each control character written as its code: ``d_<U+0009>ext{model}``."""
+    return CONTROL.sub(lambda c: f"<U+{ord(c[0]):04X}>", tex)
+
+
 def math_problems(text: str, name: str) -> list[str]:
     """``name:line: U+XXXX in math: '...'`` for each control character in the math of a Markdown
     text (code blocks left out)."""
@@ -34,7 +39,7 @@ def math_problems(text: str, name: str) -> list[str]:
     spans = [(text.count("\n", 0, m.start(1)), m[1]) for m in DISPLAY.finditer(text)]
     rest = DISPLAY.sub(lambda m: "\n" * m[0].count("\n"), text)  # the lines stay where they were
     spans += [(rest.count("\n", 0, m.start(1)), m[1]) for m in INLINE.finditer(rest)]
-    found = sorted((line + tex.count("\n", 0, c.start()) + 1, f"U+{ord(c[0]):04X} in math: {tex[:50]!r}")
+    found = sorted((line + tex.count("\n", 0, c.start()) + 1, f"U+{ord(c[0]):04X} in math: {shown(tex)[:60]!r}")
                    for line, tex in spans for c in CONTROL.finditer(tex))
     return [f"{name}:{line}: {what}" for line, what in found]
 
@@ -59,7 +64,7 @@ def test_the_check_finds_a_tab_a_form_feed_and_a_backspace() -> None:
     page = ("A $d_\text{model}$ and $$\n\frac{a}{b}\n$$ and $\beta$.\n\n"
             "```python\nprint('$\t$')\n```\n\nFine: $d_\\text{model}$, $$\n\\frac{a}{b}\n$$, 10 $ and 20 $.\n")
     assert math_problems(page, "x.md") == [
-        "x.md:1: U+0009 in math: 'd_\\text{model}'",
-        "x.md:2: U+000C in math: '\\n\\x0crac{a}{b}\\n'",
-        "x.md:3: U+0008 in math: '\\x08eta'",
+        "x.md:1: U+0009 in math: 'd_<U+0009>ext{model}'",
+        "x.md:2: U+000C in math: '\\n<U+000C>rac{a}{b}\\n'",
+        "x.md:3: U+0008 in math: '<U+0008>eta'",
     ]

@@ -410,9 +410,10 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         raw = sorted({m.group(0)[:60] for m in RAW_MATH.finditer(facts["prose"])})
         if raw:
             problems.append(f"raw TeX in the visible text: {raw}")
-        if control := facts["mathControl"]:
-            problems.append(f"{len(control)} formula(s) with a raw control character in the TeX: "
-                            f"{[tex[:60] for tex in control]}")
+        if control := facts["mathControl"]:  # each control character shown by its code: <U+0009>
+            shown = [re.sub(r"[\x00-\x09\x0b-\x1f\x7f]", lambda c: f"<U+{ord(c[0]):04X}>", tex)[:60]
+                     for tex in control]
+            problems.append(f"{len(control)} formula(s) with a raw control character in the TeX: {shown}")
 
         # File titles of the titled blocks, in page order, visible.
         titles = facts["titles"]
