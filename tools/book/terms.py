@@ -3,8 +3,8 @@
 ``TERMS`` maps each concept's chosen term to the variants the English edition must not use for
 it. :func:`all_hits` scans the prose of every English page (``docs/**/*.en.md``), the Markdown cells of
 every English lab (``docs/labs/*.en.py``), the figures' captions and alt texts (``#| caption:``,
-``#| alt:``), the README and CONTRIBUTING, and gives one ``file:line: variant -> chosen term`` per
-hit (``tests/book/test_terms.py`` fails on any). The same test fails on a British spelling in the
+``#| alt:``) and the README, and gives one ``file:line: variant -> chosen term`` per hit
+(``tests/book/test_terms.py`` fails on any). The same test fails on a British spelling in the
 code of the English pages and labs (docstrings and comments, :func:`spelling_hits`).
 
 Code is not prose: fenced blocks (except the caption and alt lines of a figure block), inline
@@ -146,10 +146,10 @@ def lab_lines(text: str, remove: list[re.Pattern[str]] | None = None) -> list[tu
 
 
 def files(root: Path = ROOT) -> list[Path]:
-    """The English pages, the English labs, the README and CONTRIBUTING."""
+    """The English pages, the English labs and the README (not CONTRIBUTING, whose style table names
+    the variants it rules out)."""
     docs = root / "docs"
-    return [*sorted(docs.rglob("*.en.md")), *sorted((docs / "labs").glob("*.en.py")),
-            root / "README.md", root / "CONTRIBUTING.md"]
+    return [*sorted(docs.rglob("*.en.md")), *sorted((docs / "labs").glob("*.en.py")), root / "README.md"]
 
 
 def _name(path: Path, root: Path) -> Path:
