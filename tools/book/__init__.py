@@ -13,5 +13,6 @@ its test in ``tests/book/`` holds the book to the limits.
                     of short sentences; colons, semicolons, parentheses, bold;
 * ``tics``          calques and tics of the English prose ("one by one", "This is checked", ...);
 * ``prose_zh``      the Chinese prose: long sentences, colon chains, remarks about the checks,
-                    translationese, punctuation.
+                    translationese, punctuation;
+* ``words``         words of prose per figure (chapters 1-5) and the preface's fast route's reading time.
 """
