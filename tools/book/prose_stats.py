@@ -1,11 +1,21 @@
-"""Sentence shape of the English edition: colons, semicolons, parentheses and bold per 1,000 words.
+"""Sentence shape of the English edition: sentence length, short sentences, and the punctuation.
 
-Chinese prose joins clauses with "：" and "；"; carried into English, they make long sentences
-that English readers stop at. This script measures how many remain in the English edition's
-prose, so that the edit that splits them has a number to aim at (fewer than 12 colons and 5
-semicolons per 1,000 words), and how many parentheses and bold spans interrupt it. It also counts
+An English translated from Chinese gives itself away by its rhythm: strings of short flat
+statements ("They are ...", "This is checked."). This script measures, per part of the edition:
+
+* ``sents``, ``w/sent``: the sentences and their mean length in words (inline code and inline math
+  count as one word of their sentence; a figure citation as "Figure 4.1");
+* ``short%``: the share of sentences of fewer than ``SHORT`` (8) words;
+* ``runs``: the runs of ``RUN`` (4) or more consecutive sentences of at most ``CHOPPY`` (12) words
+  within one paragraph.
+
+It also prints colons, semicolons, parentheses and bold spans per 1,000 words. These are not a
+target (a colon before a list is good English), but a sudden rise is worth a look. And it counts
 the sentences that open with "This book" or "The book" (column ``book``): the book is not the
 subject of its own sentences.
+
+A sentence ends at ".", "!" or "?" before a word that does not start in lower case (not after
+"e.g.", "i.e." or "et al."), and at the end of a paragraph, a list item, a caption or an alt text.
 
 The edition is measured in parts (``PARTS``):
 
@@ -31,6 +41,10 @@ Usage::
     python -m tools.book.prose_stats --pages         # one row per file of every part
     python -m tools.book.prose_stats --part labs     # one row per file of one part
     python -m tools.book.prose_stats docs/07-pitfalls.en.md ...   # these files (labs: .en.py)
+    python -m tools.book.prose_stats --root DIR      # the book in another checkout (an older commit's)
+
+``tools/book/tics.py`` counts the calques and tics of the same parts, ``tools/book/prose_zh.py`` measures
+the Chinese edition.
 """
 
 from __future__ import annotations
