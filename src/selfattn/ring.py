@@ -261,7 +261,8 @@ class RingAttentionFunction(torch.autograd.Function):
                 group: dist.ProcessGroup, sizes: list[list[int]]) -> Tensor:
         out, lse = _ring_forward(q, k, v, is_causal, zigzag, scale, group, sizes)
         ctx.save_for_backward(q, k, v, out, lse)
-        ctx.args = (is_causal, zigzag, scale, group, sizes)  # type: ignore[attr-defined]
+        ctx.args = (  # type: ignore[attr-defined]
+            is_causal, zigzag, scale, group, sizes)
         return out
 
     @staticmethod
@@ -442,7 +443,9 @@ def _run_job(q: Tensor, k: Tensor, v: Tensor, grad_out: Tensor | None,
         out = ring_attention(*part, is_causal=is_causal, zigzag=zigzag)
         if grad_out is not None:
             out.backward(shard(grad_out, rank, world_size, zigzag=zigzag).to(device))
-    grads = None if grad_out is None else [t.grad.cpu() for t in part]  # type: ignore[union-attr]
+    grads = None
+    if grad_out is not None:
+        grads = [t.grad.cpu() for t in part]  # type: ignore[union-attr]
     return out.detach().cpu(), grads, sent
 
 
@@ -461,7 +464,9 @@ def _context_parallel(q: Tensor, k: Tensor, v: Tensor, grad_out: Tensor | None,
         out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         if grad_out is not None:
             out.backward(bufs[3])  # 反向也要在上下文里
-    grads = None if grad_out is None else [t.grad.cpu() for t in (q, k, v)]  # type: ignore[union-attr]
+    grads = None
+    if grad_out is not None:
+        grads = [t.grad.cpu() for t in (q, k, v)]  # type: ignore[union-attr]
     return out.detach().cpu(), grads, []
 
 
