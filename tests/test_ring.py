@@ -217,6 +217,19 @@ def test_spawn_checks_its_arguments() -> None:
         ring.spawn(_sleep, 1, backend="mpi")
 
 
+def test_shard_and_unshard_name_what_is_wrong() -> None:
+    x = torch.zeros(1, 5, 8)
+    with pytest.raises(ValueError, match=r"shard: rank must be in \[0, 2\), got 2"):
+        ring.shard(x, 2, 2)
+    with pytest.raises(ValueError, match=r"shard: x must be \(\.\.\., n, d\) with n >= 6 chunks \(world size 3, "
+                                         r"zigzag=True\), got \(1, 5, 8\)"):
+        ring.shard(x, 0, 3, zigzag=True)
+    with pytest.raises(ValueError, match="shard: world_size must be positive, got 0"):
+        ring.shard(x, 0, 0)
+    with pytest.raises(ValueError, match="unshard: shards must hold one tensor per rank, got none"):
+        ring.unshard([])
+
+
 @pytest.mark.parametrize("zigzag", [False, True])
 def test_shard_and_unshard_follow_tensor_split(zigzag: bool) -> None:
     for p, n in itertools.product(SIZES, (2 * max(SIZES), 13, 29)):
@@ -229,7 +242,7 @@ def test_shard_and_unshard_follow_tensor_split(zigzag: bool) -> None:
         assert torch.equal(ring.unshard(shards, zigzag=zigzag), x)
 
 
-@pytest.mark.parametrize(("zigzag", "is_causal"), itertools.product((False, True), (False, True)))
+@pytest.mark.parametrize(("zigzag", "is_causal"), list(itertools.product((False, True), (False, True))))
 def test_the_schedule_computes_each_needed_block_once(zigzag: bool, is_causal: bool) -> None:
     """Over all steps and ranks, every (query chunk, key chunk) block a causal mask keeps (or every block)
     is computed exactly once, by the rank that holds the query chunk."""

@@ -8,7 +8,7 @@
 
 P processes (the ranks of a ``torch.distributed`` group) each hold one shard of q, k
 and v along the sequence. The k, v shards travel around the ring, one hop per step,
-and each rank merges every partial result into its running (out, lse) with 8.3's
+and each rank merges every partial result into its running (m, l, acc) with 8.3's
 rescale: the result is exact. The backward rings too: dk and dv travel with their
 shards and come home at the last hop.
 
@@ -92,7 +92,15 @@ def shard(x: Tensor, rank: int, world_size: int, *, zigzag: bool = False) -> Ten
     Shape:
         x ``(..., n, d)`` -> ``(..., n_rank, d)``
     """
-    chunks = torch.tensor_split(x, (2 if zigzag else 1) * world_size, dim=-2)
+    check_positive_int("shard", "world_size", world_size)
+    num_chunks = (2 if zigzag else 1) * world_size
+    if not 0 <= rank < world_size:
+        raise ValueError(f"shard: rank must be in [0, {world_size}), got {rank}")
+    if x.dim() < 2 or x.shape[-2] < num_chunks:
+        raise ValueError(f"shard: x must be (..., n, d) with n >= {num_chunks} chunks "
+                         f"(world size {world_size}, zigzag={zigzag}), "
+                         f"got {shape_str(x)}")
+    chunks = torch.tensor_split(x, num_chunks, dim=-2)
     return torch.cat([chunks[c] for c in _chunks(rank, world_size, zigzag)], dim=-2)
 
 
@@ -102,6 +110,8 @@ def unshard(shards: list[Tensor], *, zigzag: bool = False) -> Tensor:
     Shape:
         P tensors ``(..., n_rank, d)`` -> ``(..., n, d)``
     """
+    if not shards:
+        raise ValueError("unshard: shards must hold one tensor per rank, got none")
     world_size, n = len(shards), sum(s.shape[-2] for s in shards)
     sizes = _sizes(n, (2 if zigzag else 1) * world_size)
     chunks: dict[int, Tensor] = {}
@@ -252,8 +262,7 @@ def _ring_backward(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor,
 
 # --- docs/08-ring.md § 8.6.4 反向：dK、dV 跟着分片走 ---
 class RingAttentionFunction(torch.autograd.Function):
-    """Ring attention whose backward rings too; call it through :func:`ring_attention`.
-    """
+    """Ring attention whose backward rings too (called by :func:`ring_attention`)."""
 
     @staticmethod
     def forward(ctx: torch.autograd.function.FunctionCtx, q: Tensor, k: Tensor,
@@ -296,8 +305,8 @@ def ring_attention(q: Tensor, k: Tensor, v: Tensor, *, is_causal: bool = False,
     """
     fn = "ring_attention"
     group = dist.group.WORLD if group is None else group
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     sizes = _check_shards(fn, q, k, v, is_causal, zigzag, scale, group)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     dtype = q.dtype
     if dtype in (torch.float16, torch.bfloat16):  # 半精度：在 float32 中计算
         q, k, v = q.float(), k.float(), v.float()
@@ -308,7 +317,7 @@ def ring_attention(q: Tensor, k: Tensor, v: Tensor, *, is_causal: bool = False,
 
 # --- docs/08-ring.md § 8.6.4 反向：dK、dV 跟着分片走 ---
 def _check_shards(fn: str, q: Tensor, k: Tensor, v: Tensor, is_causal: bool,
-                  zigzag: bool, scale: float,
+                  zigzag: bool, scale: float | None,
                   group: dist.ProcessGroup | None) -> list[list[int]]:
     """Check every rank's shards; the chunk sizes of each rank's shard, by rank.
 
@@ -340,7 +349,7 @@ def _check_shards(fn: str, q: Tensor, k: Tensor, v: Tensor, is_causal: bool,
             raise problem[0](f"{problem[1]} (on rank {rank})")
     if len({(qs[:-2], qs[-1], vs[-1], *rest) for _, qs, _, vs, *rest in every}) > 1:
         seen = "; ".join(f"rank {r}: q {shape_str(g[1])}, v {shape_str(g[3])}, "
-                         f"{g[4]}, is_causal={g[5]}, zigzag={g[6]}, scale={g[7]:.4g}"
+                         f"{g[4]}, is_causal={g[5]}, zigzag={g[6]}, scale={g[7]}"
                          for r, g in enumerate(every))
         raise ValueError(f"{fn}: the shards do not match across ranks: all need the "
                          "same batch dims, d_k, d_v, dtype, is_causal, zigzag and "
