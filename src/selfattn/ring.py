@@ -377,8 +377,6 @@ def _worker(rank: int, world_size: int, port: int, backend: str, timeout: float,
     """One spawned process: join the group, run ``job(*args)``, save what it returns."""
     if backend == "nccl":
         torch.cuda.set_device(rank)  # 一个进程一块 GPU
-    else:
-        torch.set_num_threads(1)  # P 个进程分 CPU 的核
     wait = timedelta(seconds=timeout)  # 集合通信等待的上限：谁也不会永远等下去
     store = dist.TCPStore(  # type: ignore[attr-defined]
         "127.0.0.1", port, None, False, timeout=wait)
