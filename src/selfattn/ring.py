@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -407,10 +406,11 @@ def spawn(job: Callable[..., Any], world_size: int, *args: Any, backend: str = "
         spawned = (world_size, store.port, backend, timeout, job, args, out_dir)
         procs = mp.spawn(  # type: ignore[attr-defined, no-untyped-call]
             _worker, spawned, nprocs=world_size, join=False)
-        deadline = time.monotonic() + timeout
+        waits = math.ceil(timeout / 0.1)  # join 每次至多等 0.1 秒
         try:
-            while not procs.join(timeout=max(deadline - time.monotonic(), 0.0)):
-                if time.monotonic() >= deadline:
+            while not procs.join(timeout=0.1):
+                waits -= 1
+                if waits <= 0:
                     raise TimeoutError(f"spawn: the {world_size} processes did not "
                                        f"finish within timeout={timeout} s; stopped")
         except (ProcessRaisedException, ProcessExitedException) as err:  # 其余的已停下

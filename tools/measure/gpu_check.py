@@ -544,7 +544,7 @@ def ring_check(backend: str = "nccl", world_size: int | None = None) -> dict[str
         q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
         ref = F.scaled_dot_product_attention(q64, k64, v64, is_causal=is_causal)
         ref.backward(d_out.double())
-        row["max_abs_diff_out"] = float((out - ref).abs().max())
+        row["max_abs_diff_out"] = float((out - ref.detach()).abs().max())
         row["max_abs_diff_grads"] = max(float((x - t.grad).abs().max()) for x, t in zip(grads, (q64, k64, v64),
                                                                                      strict=True))
     skipped = [f"world size {p}: needs {p} GPUs, this machine has {world}" for p in RING_WORLD_SIZES if p != world]
