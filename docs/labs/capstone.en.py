@@ -278,7 +278,8 @@ D = 64
 SCALES = {"1 (unscaled)": 1.0, "1/sqrt(d_k)": D**-0.5, "1/d_k": 1.0 / D}
 SEEDS, CHECK = (0, 1, 2), (0, 50, 100, 150)
 UNIFORM = statistics.fmean(math.log(i + 1) for i in range(32))
-EVAL = val_data[: 255 * 32 + 1]  # the experiments' validation text: 255 windows of 32 and their targets
+# the experiments' validation text: 255 windows of 32 characters and their targets
+EVAL = val_data[: 255 * 32 + 1]
 UNI_E, BI_E = baselines(train_data, EVAL, V)  # the baselines on that same text
 print(
     f"on the experiments' text: uniform {math.log(V):.3f}, unigram {UNI_E:.3f}, "
@@ -390,7 +391,8 @@ assert max(first("1/sqrt(d_k)", "entropy")) < min(first("1/d_k", "entropy"))
 # after training: no scaling the sharpest, 1/d_k the flattest (on every seed)
 assert max(final("1 (unscaled)", "entropy")) < min(final("1/sqrt(d_k)", "entropy"))
 assert max(final("1/sqrt(d_k)", "entropy")) < min(final("1/d_k", "entropy"))
-# early training: every scaling is below the unigram (it uses context), none below the bigram
+# early training: every scaling is below the unigram (it uses context),
+# and none is below the bigram yet
 assert all(BI_E < min(final(name, "val")) for name in SCALES)
 assert all(max(final(name, "val")) < UNI_E for name in SCALES)
 sqrt_val, flat_val = final("1/sqrt(d_k)", "val"), final("1/d_k", "val")
