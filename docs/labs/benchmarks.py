@@ -51,15 +51,16 @@ labels = {
     "chunked": "selfattn chunked",
 }
 fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharey=True)
-for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
+for ax, mode in zip(axes, ("fwd", "fwd+bwd"), strict=True):
     rows = [r for r in res["time"] if r["case"] == "attention" and r["mode"] == mode]
     for path, label in labels.items():
         mine = [r for r in rows if r["path"] == path]
         pts = sorted((r["n"], r["median_ms"], r["min_ms"], r["max_ms"]) for r in mine)
         if not pts:
             continue
-        n, med, lo, hi = zip(*pts)
-        err = [[a - b for a, b in zip(med, lo)], [b - a for a, b in zip(med, hi)]]
+        n, med, lo, hi = zip(*pts, strict=True)
+        err = [[a - b for a, b in zip(med, lo, strict=True)],
+               [b - a for a, b in zip(med, hi, strict=True)]]
         ax.errorbar(n, med, yerr=err, marker="o", capsize=3, label=label)
     n0, t0 = rows[-1]["n"], max(r["median_ms"] for r in rows if r["n"] == rows[-1]["n"])
     ref = [128, n0]
@@ -97,13 +98,13 @@ for mode, path in {key[:2] for key in t}:
 mem_labels = {**labels, "keys_only": "keys-only loop (autograd)"}
 heads = res["config"]["memory_heads"]
 fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharey=True)
-for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
+for ax, mode in zip(axes, ("fwd", "fwd+bwd"), strict=True):
     rows = [r for r in res["memory"] if r["mode"] == mode]
     for path, label in mem_labels.items():
         mine = [r for r in rows if r["path"] == path]
         pts = sorted((r["n"], max(r["peak_extra_mib"], 0.1)) for r in mine)
         if pts:
-            ax.plot(*zip(*pts), marker="o", label=label)
+            ax.plot(*zip(*pts, strict=True), marker="o", label=label)
     log_axes(ax, sorted({r["n"] for r in rows}))
     ax.set_title(f"{mode}: peak extra memory (MiB), h = {heads}")
 for ax in axes:

@@ -10,7 +10,6 @@
 
 # %%
 # %matplotlib inline
-import math
 import time
 import weakref
 from functools import partial
@@ -104,7 +103,7 @@ assert err1[1] > 10 * err2.max(), f"the single-head model fails on channel 1: {e
 # %% [markdown]
 # The single-head model fails to learn at least one channel, here the same-category mean. It spends its only attention distribution on the previous token. Both facts are checked. The two-head model gets both channels close to 0.
 #
-# In the figure below, the top left panel shows the training curves. The other three show the attention maps on one test sequence, for the single head and for each of the two heads. In the two-head model, one head becomes a diagonal shifted by one, and the other splits into blocks by category. Which head learns which pattern depends on the initialization. The code below checks both patterns over the whole test set.
+# In the figure below, the top-left panel shows the training curves. The other three show the attention maps on one test sequence, for the single head and for each of the two heads. In the two-head model, one head becomes a diagonal shifted by one, and the other splits into blocks by category. Which head learns which pattern depends on the initialization. The code below checks both patterns over the whole test set.
 
 # %%
 with torch.no_grad():
@@ -142,7 +141,7 @@ panels = [
     (per_head[0, 0], "h = 2: head 0"),
     (per_head[0, 1], "h = 2: head 1"),
 ]
-for ax, (w, title) in zip(axes[1:], panels):
+for ax, (w, title) in zip(axes[1:], panels, strict=True):
     im = ax.imshow(w.numpy(), vmin=0, vmax=1, cmap="viridis")
     ax.set(title=title, xlabel="key j (category)", ylabel="query i")
     ticks = [f"{j}\n({c})" for j, c in enumerate(cats0)]  # key index, category
@@ -284,7 +283,7 @@ assert all(r["sdpa_mib"] < r["scores_mib"] for r in rows[1:]), (
 )
 # output (B, h, n, d_head) + lse (B, h, n)
 returned_mib = [B * H * r["n"] * (D_HEAD + 1) * 4 / 2**20 for r in rows]
-assert all(r["sdpa_mib"] <= 1.1 * m for r, m in zip(rows, returned_mib)), (
+assert all(r["sdpa_mib"] <= 1.1 * m for r, m in zip(rows, returned_mib, strict=True)), (
     "SDPA creates only the output and lse it returns"
 )
 small = rows[0]

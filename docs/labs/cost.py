@@ -10,7 +10,6 @@
 
 # %%
 # %matplotlib inline
-import math
 import time
 import weakref
 from functools import partial
@@ -140,7 +139,7 @@ panels = [
     (per_head[0, 0], "h = 2: head 0"),
     (per_head[0, 1], "h = 2: head 1"),
 ]
-for ax, (w, title) in zip(axes[1:], panels):
+for ax, (w, title) in zip(axes[1:], panels, strict=True):
     im = ax.imshow(w.numpy(), vmin=0, vmax=1, cmap="viridis")
     ax.set(title=title, xlabel="key j (category)", ylabel="query i")
     ticks = [f"{j}\n({c})" for j, c in enumerate(cats0)]  # 键的序号，类别
@@ -278,7 +277,7 @@ assert all(r["sdpa_mib"] < r["scores_mib"] for r in rows[1:]), (
 )
 # 输出 (B, h, n, d_head) + lse (B, h, n)
 returned_mib = [B * H * r["n"] * (D_HEAD + 1) * 4 / 2**20 for r in rows]
-assert all(r["sdpa_mib"] <= 1.1 * m for r, m in zip(rows, returned_mib)), (
+assert all(r["sdpa_mib"] <= 1.1 * m for r, m in zip(rows, returned_mib, strict=True)), (
     "SDPA 只创建它返回的输出与 lse"
 )
 small = rows[0]

@@ -1,5 +1,5 @@
 // Tap to enlarge a figure (the book's figures are inline SVG: <figure class="sa-figure">, drawn at build
-// time by tools/build/figures.py).
+// time by tools/site/figures.py).
 //
 // On a phone the text column is about 358 px wide, and a figure drawn 7 in wide shrinks its 9-pt text to
 // about 6 px. A tap on a figure, or its "放大" / "Enlarge" button, opens it in a full-screen <dialog>, drawn
