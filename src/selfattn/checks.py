@@ -704,7 +704,7 @@ def check_fully_masked_rows(fn: AttentionFn, **options: Unpack[Options]) -> Chec
     come from a random mask, and from left padding with ``is_causal``.
     """
     x = make_inputs(fn, "fully_masked_rows", **options)
-    held: dict[str, None] = {}  # 各情况下空行得到了什么，按出现的顺序
+    held: dict[str, None] = {}  # 各情况下整行被掩蔽的行得到了什么，按出现的顺序
     harmful: set[str] = set()  # 有 NaN 的梯度
     for label, m, allowed, causal in empty_rows(x):
         with case(x, label):
@@ -715,7 +715,7 @@ def check_fully_masked_rows(fn: AttentionFn, **options: Unpack[Options]) -> Chec
             held[got] = None
             g = torch.randn(out.shape, generator=torch.Generator().manual_seed(x.seed))
             g = g.to(out)
-            if x.fully_masked in ("nan", "any"):  # 损失不看空行时梯度里的 NaN
+            if x.fully_masked in ("nan", "any"):  # 损失不看这些行时梯度里的 NaN
                 g = g.masked_fill(empty, 0.0)
             dq, dk, dv = grads(x, out, g, (q, k, v))
             named = (("out", out), ("weights", w), ("dq", dq), ("dk", dk), ("dv", dv))
