@@ -6,11 +6,13 @@ shows at the figure's scale. Every page with a figure is loaded once per edition
 * at a 1280 px wide window, where a figure shows at its natural size up to the 748 px text column, the smallest text
   (computed font size times the scale of ``getScreenCTM``) is at least 11 px (``selfattn.plot`` writes 9 pt, 12 px,
   and 8.5 pt in cells);
-* at a 390 px window (a phone) the column is 358 px and a 7 in figure shrinks to about half: the reader taps it, and
-  ``docs/assets/javascripts/figure-zoom.js`` opens it full screen. There, in the enlarged state, its smallest text is
-  at least 10 px (the script aims at 11), and the dialog closes again;
-* at both widths no two text boxes of a figure overlap (by more than ``OVERLAP_PX`` in both directions), as
-  "head 0head 1head 2" once did (inline at 390 px a figure is smaller but alike, so it is not checked there);
+* at a 390 px window (a phone) the column is 358 px, where a 7 in figure would shrink to about half: the page shows
+  the figure's narrow variant instead (drawn by the build, ``tools/build/figures.py``), whose smallest text is at
+  least 9 px there. The reader can tap it, and ``docs/assets/javascripts/figure-zoom.js`` opens it full screen,
+  with its caption. There, in the enlarged state, its smallest text is at least 11 px, a narrow variant fits the
+  screen's width (it does not pan sideways), and the dialog closes again;
+* at both widths, inline and enlarged, no two text boxes of a figure overlap (by more than ``OVERLAP_PX`` in both
+  directions), as "head 0head 1head 2" once did;
 * at 1280, in the light and the dark palette, text on the page's background stands out from it by 4.5:1
   (``FIGURE_TEXT`` of tests/test_browser.py, which checks only the accessibility sample there);
 * a Chinese caption is upright: Material sets captions in italic, which a CJK font lacks and the browser fakes.
@@ -18,7 +20,8 @@ shows at the figure's scale. Every page with a figure is loaded once per edition
 A failure names the page, the figure, the width and the text. What was measured (per figure: the smallest text at
 1280, inline at 390 and enlarged at 390) is written to ``build/figure-text.json``; ``python -m tests.test_figure_text
 SITE`` measures any built site (one without the enlarging script reports the inline size at 390) and prints it.
-The pages are visited in the session's browser tab (``visit``): a page costs one load.
+The pages are visited in the session's browser tab (``visit``): a page costs one load. The labs' figures (drawn by
+``selfattn.plot.show``) are measured as the chapters' are.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import pytest
 
 from tests.test_browser import (  # noqa: F401  (fixtures)
     AXE,
+    SHOWN_SVG,
     AXE_IN_CI,
     AXE_RUN,
     EN,
@@ -52,7 +56,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "build" / "figure-text.json"
-MIN_PX = {1280: 11.0, 390: 10.0}  # 390: in the enlarged state
+MIN_PX = {1280: 11.0, 390: 11.0, "390 inline": 9.0}  # 390: in the enlarged state
 # A text box is the font's advance box, wider than the ink by the side bearings (about a pixel at 12 px, more for
 # CJK, whose boxes are a full em): boxes that overlap by 2 px or less touch, their letters do not.
 OVERLAP_PX = 2.0
@@ -60,10 +64,15 @@ PHONE = {"width": 390, "height": 844}
 
 
 def figure_pages() -> list[str]:
-    """The nav pages of both editions that hold a figure block (``03-qkv-formula.md``, ``en/03-qkv-formula.md``)."""
-    zh = [src for src in nav_entries(load_config(ROOT)) if src.endswith(".md")]
-    pages = [p for p in zh + [EN + src for src in zh] if find(source(p).read_text(encoding="utf-8"))]
-    return pages
+    """The nav pages of both editions that hold a figure block (``03-qkv-formula.md``, ``en/03-qkv-formula.md``), and
+    the labs that show a figure (``labs/scaling.py``)."""
+    zh = nav_entries(load_config(ROOT))
+
+    def has_figures(src: str) -> bool:
+        text = source(src).read_text(encoding="utf-8")
+        return bool(find(text)) if src.endswith(".md") else "plot.show(" in text
+
+    return [p for p in zh + [EN + src for src in zh] if has_figures(p)]
 
 
 # Per figure: the smallest text (px, and which text), the overlapping pairs of text boxes, the SVG's width.
@@ -97,9 +106,12 @@ MEASURE = """(overlapPx) => {
             width: Math.round(svg.getBoundingClientRect().width)};
   };
   window.__saMeasure = measure;
-  return [...document.querySelectorAll('figure.sa-figure')].map((f) => ({id: f.id, ...measure(f.querySelector('svg')),
+  const shown = (SHOWN_SVG);
+  return [...document.querySelectorAll('figure.sa-figure')].map((f) => ({id: f.id, ...measure(shown(f)),
     captionStyle: getComputedStyle(f.querySelector('figcaption')).fontStyle}));
 }"""
+
+MEASURE = MEASURE.replace("(SHOWN_SVG)", f"({SHOWN_SVG})")
 
 # Tap each figure's enlarge button, measure the SVG in the dialog, close it (its close button). Without the script:
 # null for each figure.
@@ -115,6 +127,9 @@ ENLARGED = """async (overlapPx) => {
     const m = window.__saMeasure(svg);
     const pane = dialog.querySelector('.sa-figure-dialog__pane');
     m.pans = pane.scrollWidth > pane.clientWidth + 1;
+    m.narrow = !!f.querySelector(':scope > svg.sa-figure__narrow');
+    const caption = dialog.querySelector('.sa-figure-dialog__caption');
+    m.caption = caption && caption.getClientRects().length ? caption.textContent.trim() : '';
     m.label = dialog.getAttribute('aria-label');
     dialog.querySelector('.sa-figure-dialog__close').click();
     await new Promise((r) => setTimeout(r, 20));
@@ -158,6 +173,11 @@ def problems_of(src: str, m: dict[str, Any]) -> list[str]:
         if f["min"] < MIN_PX[1280]:
             problems.append(f"{f['id']} at 1280 px: smallest text {f['min']} px ({f['minText']!r}), at least {MIN_PX[1280]}")
         problems += [f"{f['id']} at 1280 px: text overlaps: {o}" for o in f["overlaps"]]
+    for f in m["narrow"]:
+        if f["min"] < MIN_PX["390 inline"]:
+            problems.append(f"{f['id']} at 390 px, inline: smallest text {f['min']} px ({f['minText']!r}), "
+                            f"at least {MIN_PX['390 inline']}")
+        problems += [f"{f['id']} at 390 px, inline: text overlaps: {o}" for o in f["overlaps"]]
     for f, inline in zip(m["enlarged"], m["narrow"], strict=True):
         if f is None:
             problems.append(f"{inline['id']} at 390 px: no enlarge button (inline its smallest text is {inline['min']} px)")
@@ -173,6 +193,10 @@ def problems_of(src: str, m: dict[str, Any]) -> list[str]:
             problems.append(f"{f['id']} at 390 px: the dialog did not close, or the focus did not return to its button")
         if not (f["label"] or "").strip():
             problems.append(f"{f['id']} at 390 px: the dialog has no accessible name")
+        if not f["caption"]:
+            problems.append(f"{f['id']} at 390 px, enlarged: no caption under the figure")
+        if f["narrow"] and f["pans"]:
+            problems.append(f"{f['id']} at 390 px, enlarged: its narrow variant is wider than the screen")
     return problems
 
 
@@ -200,9 +224,21 @@ def test_figure_text_is_large_enough_apart_and_legible(browser: Any, base_url: s
     assert not problems, f"{src} ({page_url(src)}):\n  " + "\n  ".join(problems)
 
 
+# Before Back: the second figure in the middle of the screen; the page and its article marked. After: what stayed.
+BACK_BEFORE = """() => {
+  document.querySelectorAll('figure.sa-figure')[1].scrollIntoView({block: 'center'});
+  window.__stay = 1;
+  window.__article = document.querySelector('article');
+  return {y: Math.round(scrollY)};
+}"""
+BACK_AFTER = """() => ({after: Math.round(scrollY), sameArticle: window.__article === document.querySelector('article'),
+                 stayed: window.__stay === 1, path: location.pathname})"""
+
+
 def test_the_enlarged_figure_is_accessible(browser: Any, base_url: str) -> None:  # noqa: F811
     """axe-core on a page with a figure open full screen at 390 px, in both palettes (the dialog is added to the
-    page by the script, so the page checks of tests/test_browser.py never see it), and Escape closes it."""
+    page by the script, so the page checks of tests/test_browser.py never see it), Escape closes it, and so does the
+    browser's back button, which leaves the reader's place as it was, at 390 and at 1280 px."""
     if not AXE.exists():
         if AXE_IN_CI:
             pytest.fail("axe-core is not installed (make axe)")
@@ -220,16 +256,24 @@ def test_the_enlarged_figure_is_accessible(browser: Any, base_url: str) -> None:
         page.keyboard.press("Escape")
         page.wait_for_function("!document.querySelector('dialog.sa-figure-dialog').open")
         back = page.evaluate("document.activeElement.className")
-        # The browser's back button closes it too, and the page stays (no new load by instant navigation).
-        page.evaluate("window.__stay = 1")
-        page.locator("figure.sa-figure .sa-figure-zoom").nth(1).click()
-        page.go_back()
-        page.wait_for_function("!document.querySelector('dialog.sa-figure-dialog').open")
-        page.wait_for_timeout(300)
-        stayed = page.evaluate("window.__stay === 1 && location.pathname")
+        # The browser's back button closes it too, and the reader stays where they were, at both widths: the same
+        # scroll position, the same page (no new load) and the same article (material's instant navigation, whose
+        # listener ran first, rendered the page again from the top: 5,961 px to 0 at 390).
+        backs = {}
+        for size in (PHONE, {"width": 1280, "height": 900}):
+            page.set_viewport_size(size)
+            backs[size["width"]] = page.evaluate(BACK_BEFORE)
+            page.locator("figure.sa-figure .sa-figure-zoom").nth(1).click()
+            page.wait_for_function("document.querySelector('dialog.sa-figure-dialog').open")
+            page.go_back()
+            page.wait_for_function("!document.querySelector('dialog.sa-figure-dialog').open")
+            page.wait_for_timeout(300)
+            backs[size["width"]] |= page.evaluate(BACK_AFTER)
         assert not problems and not watch.errors, problems + watch.errors
         assert "sa-figure-dialog__close" in focused and back.split()[0] == "sa-figure-zoom", (focused, back)
-        assert stayed and stayed.endswith("/en/08-multihead/"), stayed
+        for width, b in backs.items():
+            assert b["y"] > 500 and b["after"] == b["y"], (width, b)
+            assert b["sameArticle"] and b["stayed"] and b["path"].endswith("/en/08-multihead/"), (width, b)
 
 
 def test_figure_pages_are_the_chapters_with_figures() -> None:
