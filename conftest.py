@@ -5,12 +5,12 @@ directly above the fence) is skipped, with its reason, on a machine without CUDA
 
 One run for two editions: an English code block whose program is the Chinese block's, apart from
 comments and assertion messages, with the same expected output and marks
-(``tools.codeblocks.same_run``), makes the same run. When the session also runs that Chinese block,
+(``tools.testing.codeblocks.same_run``), makes the same run. When the session also runs that Chinese block,
 the English block's test checks that sameness (again, from the files) instead of running the program
 a second time; the Chinese block's run checks the program. Its report carries the Chinese block's
 test id (``same run as``). A block that differs in anything else (a printed string, a number) runs.
 The programs are compared by the digests of their syntax trees, kept in ``.cache/codeblocks/`` by the
-digest of each program's code (``tools.codeblocks.code_key``).
+digest of each program's code (``tools.testing.codeblocks.code_key``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _skip_cuda(items: list[pytest.Item]) -> None:
 
 
 # Tests that share one module fixture costing seconds: the explorer's load the page once per edition.
-TOGETHER = ("tests/test_explorer.py::",)
+TOGETHER = ("tests/site/test_explorer.py::",)
 
 
 def _reads_site(item: pytest.Item) -> bool:
@@ -65,7 +65,7 @@ def _order(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(trylast=True)  # after -k, -m and --deselect have chosen the items
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    from tools.codeblocks import share_english_runs
+    from tools.testing.codeblocks import share_english_runs
 
     _skip_cuda(items)
     share_english_runs(items)

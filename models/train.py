@@ -1,6 +1,7 @@
 """Train the committed models of chapter 10 and the explorer: ``make model``.
 
-One ``CharLM`` per edition, on that edition's corpus snapshot (``tools/corpus.py``):
+One ``CharLM`` per edition, on that edition's corpus snapshot (built by
+``tools/data/corpus.py``):
 
 * ``models/charlm.pt`` on ``docs/labs/data/book.txt`` (the Chinese edition);
 * ``models/charlm.en.pt`` on ``docs/labs/data/book.en.txt`` (the English edition).
@@ -19,9 +20,9 @@ more finely than bfloat16's 7 bits (the validation loss moved by less than 0.001
 trees of those functions without docstrings) and the measured numbers: validation
 loss, the unigram and bigram baselines, the steps and seconds, and for English the
 shares of dictionary words in three samples (:func:`dictionary_shares`). The numbers
-are measured on the stored float16 weights. ``tests/test_charlm.py`` fails, naming
-``make model``, as soon as a fingerprint differs; an edit outside ``WEIGHTS_CODE``
-(loading, sampling, saving, the input checks) needs no retraining.
+are measured on the stored float16 weights. ``tests/package/test_charlm.py`` fails,
+naming ``make model``, as soon as a fingerprint differs; an edit outside
+``WEIGHTS_CODE`` (loading, sampling, saving, the input checks) needs no retraining.
 
 Cost: one step is a forward and backward pass of 32 x 64 characters, about 0.5 s of
 one core (backward two thirds, the linear layers most of the rest; no validation runs
@@ -57,8 +58,9 @@ CONFIG: dict[str, Any] = {
 # attention path that training takes (``need_weights=False``, so torch's SDPA; not the
 # explicit path of chapter 5), the optimizer, the schedule and the training loop.
 # Loading the text, sampling, saving and the input checks are left out: an edit there
-# cannot change a weight. tests/test_charlm.py traces a few training steps and checks
-# this list against the package functions they call (less the checks, which only raise).
+# cannot change a weight. tests/package/test_charlm.py traces a few training steps and
+# checks this list against the package functions they call (less the checks, which
+# only raise).
 WEIGHTS_CODE = {
     "src/selfattn/model.py": ("Block.__init__", "Block.forward", "CharLM.__init__",
                               "CharLM.embed", "CharLM.forward"),
@@ -143,11 +145,12 @@ def words(text: str) -> list[str]:
 
 
 def dictionary_shares(text: str, dictionary: set[str]) -> dict[str, float]:
-    """How much of ``text`` is English, checked case-insensitively against ``dictionary``.
+    """How much of ``text`` is English, checked case-insensitively against
+    ``dictionary``.
 
     ``tokens``: the share of all whitespace-separated tokens (numbers and code such as
-    ``d_k`` or ``torch.ones(3)`` count as misses); ``words``: the share of the tokens made
-    of letters only; ``long``: the same for the words of 5 letters or more.
+    ``d_k`` or ``torch.ones(3)`` count as misses); ``words``: the share of the tokens
+    made of letters only; ``long``: the same for the words of 5 letters or more.
     """
     tokens = words(text)
     letters = [w for w in tokens if w.isalpha()]
@@ -202,7 +205,8 @@ def measure(lang: str) -> dict[str, Any]:
     """Measure the committed weights (float16, loaded as float32) and record the numbers
     in ``meta``: validation loss, baselines, and for each seed of ``SAMPLE`` a sample's
     shares of dictionary words (:func:`dictionary_shares`; English only), with the
-    corpus's own shares beside them (what a perfect imitation of the corpus would get)."""
+    corpus's own shares beside them (what a perfect imitation of the corpus would
+    get)."""
     import torch
 
     from selfattn.charlm import baselines, evaluate, load, load_corpus
@@ -221,7 +225,8 @@ def measure(lang: str) -> dict[str, Any]:
                        temperature=SAMPLE["temperature"], top_k=SAMPLE["top_k"])
         samples.append(vocab.decode(ids[0])[len(prompt):])
     state = torch.load(path, map_location="cpu", weights_only=True)
-    state["meta"].pop("real_words", None)  # the share of words found in the corpus (old)
+    # The share of words found in the corpus (an old measure).
+    state["meta"].pop("real_words", None)
     state["meta"].update(
         val_loss=round(evaluate(model, val_data), 4), unigram=round(unigram, 4),
         bigram=round(bigram, 4), sample=SAMPLE)

@@ -3,7 +3,7 @@
 ``pytest --build-site`` (`make test`) builds ``site/`` with ``mkdocs build --strict`` in the background while
 the tests that do not read it run: the build uses one core for about 20 s (minutes in a fresh clone, which
 executes every lab), and the other core is not left idle. The tests that read the site (``site_dir``) wait for
-it, and run last (the root conftest.py orders them). The build's log is ``build/site-build.log``; a failed build
+it, and run last (the root conftest.py orders them). The build's log is ``reports/site-build.log``; a failed build
 fails every test that reads the site, and the run, and the end of its log is printed.
 """
 
@@ -71,7 +71,7 @@ class BackgroundBuild:
         return "\n".join(text.splitlines()[-lines:])
 
 
-SITE_BUILD = BackgroundBuild(ROOT / "build" / "site-build.log", ROOT / "build" / "site-build.rc")
+SITE_BUILD = BackgroundBuild(ROOT / "reports" / "site-build.log", ROOT / "reports" / "site-build.rc")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -4,10 +4,10 @@
 // weights: token + position embeddings, then per block x + Attn(LN1(x)) and x + FFN(LN2(x))
 // (Pre-LN, causal, GELU with erf), then the final LayerNorm and the head. Sums run in float64
 // (JavaScript numbers); each step's result is stored in a Float32Array, as PyTorch stores it.
-// tests/test_explorer.py runs it in Chromium and compares the logits and every layer's
+// tests/site/test_explorer.py runs it in Chromium and compares the logits and every layer's
 // attention weights with CharLM in PyTorch (float32, max abs difference <= 1e-4).
 //
-// The weights come from tools/explorer_export.py: charlm.json (config, vocabulary, and for each
+// The weights come from tools/data/explorer_export.py: charlm.json (config, vocabulary, and for each
 // tensor of the state dict its offset and shape) and charlm.bin (float16, little-endian), turned
 // into float32 here (halfToFloat), as selfattn.charlm.load turns the float16 checkpoint.
 "use strict";
@@ -17,7 +17,7 @@
   // erf(x) in float64 (JavaScript has none). erfSlow sums a Taylor series for |x| < 2.5 and a
   // continued fraction for erfc beyond: accurate, but too slow for every activation. erf
   // interpolates a table of it (step 1/64 on [0, 6], cubic Hermite with the exact derivative
-  // 2/sqrt(pi) exp(-x^2)); tests/test_explorer.py compares it with Python's math.erf.
+  // 2/sqrt(pi) exp(-x^2)); tests/site/test_explorer.py compares it with Python's math.erf.
   function erfSlow(x) {
     const a = Math.abs(x);
     if (a < 2.5) { // 2/sqrt(pi) sum_k (-1)^k x^(2k+1) / (k! (2k+1))

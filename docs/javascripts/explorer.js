@@ -4,7 +4,7 @@
 // the next character's distribution, one layer's and one head's attention weights as a heatmap
 // (the last few characters, labeled, with each row's entropy), and the characters themselves:
 // focusing or hovering one shows what it attends to. Presets (presets.json, written by
-// tools/explorer_presets.py) set a prompt, a layer and a head. The page's own words (labels, messages) are in the Markdown of each edition; the
+// tools/data/explorer_presets.py) set a prompt, a layer and a head. The page's own words (labels, messages) are in the Markdown of each edition; the
 // messages below come from the data-i18n attribute of #explorer.
 // `document$` is mkdocs-material's observable: it fires on the first load and after each instant
 // navigation, so the explorer starts whichever way the reader arrives.
@@ -26,7 +26,7 @@
     const url = new URL(root.dataset.model, location.href).href;
     if (!models.has(url)) models.set(url, CharLMTwin.load(url));
     const state = { model: null, ids: [], run: null, query: -1, timings: [], presets: [], heat: null };
-    window.explorerPage = state; // read by tests/test_explorer.py
+    window.explorerPage = state; // read by tests/site/test_explorer.py
 
     // How a character is shown: spaces and line breaks get a visible sign.
     const show = (c) => (c === " " ? "␣" : c === "\n" ? "↵" : c === "\t" ? "⇥" : c);

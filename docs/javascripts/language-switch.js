@@ -1,5 +1,5 @@
 // The language switcher links every page to the same page in the other language
-// (tools/mkdocs_hooks.py), and material also writes those links into the head as
+// (tools/site/hooks.py), and material also writes those links into the head as
 // <link rel="alternate" hreflang>. Material's script expects such a link to name a
 // language's root: it requests "sitemap.xml" below each one to look the page up there.
 // Below a page there is no sitemap, so each request would fail with a 404. This answers

@@ -58,7 +58,7 @@ labels = {
 def draw():
     fig, axes = plot.figure(2, 1, size=(6.7, 7.5))
     axes[1].sharey(axes[0])
-    for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
+    for ax, mode in zip(axes, ("fwd", "fwd+bwd"), strict=True):
         rows = [r for r in res["time"]
                 if r["case"] == "attention" and r["mode"] == mode]
         for path, label in labels.items():
@@ -67,8 +67,9 @@ def draw():
                          for r in mine)
             if not pts:
                 continue
-            n, med, lo, hi = zip(*pts)
-            err = [[a - b for a, b in zip(med, lo)], [b - a for a, b in zip(med, hi)]]
+            n, med, lo, hi = zip(*pts, strict=True)
+            err = [[a - b for a, b in zip(med, lo, strict=True)],
+                   [b - a for a, b in zip(med, hi, strict=True)]]
             ax.errorbar(n, med, yerr=err, marker="o", capsize=3, label=label)
         last = rows[-1]["n"]
         n0, t0 = last, max(r["median_ms"] for r in rows if r["n"] == last)
@@ -115,13 +116,13 @@ heads = res["config"]["memory_heads"]
 def draw():
     fig, axes = plot.figure(2, 1, size=(6.7, 7.5))
     axes[1].sharey(axes[0])
-    for ax, mode in zip(axes, ("fwd", "fwd+bwd")):
+    for ax, mode in zip(axes, ("fwd", "fwd+bwd"), strict=True):
         rows = [r for r in res["memory"] if r["mode"] == mode]
         for path, label in mem_labels.items():
             mine = [r for r in rows if r["path"] == path]
             pts = sorted((r["n"], max(r["peak_extra_mib"], 0.1)) for r in mine)
             if pts:
-                ax.plot(*zip(*pts), marker="o", label=label)
+                ax.plot(*zip(*pts, strict=True), marker="o", label=label)
         log_axes(ax, sorted({r["n"] for r in rows}))
         ax.set_title(f"{mode}: peak extra memory (MiB), h = {heads}")
         ax.set_ylabel("MiB")

@@ -10,7 +10,6 @@
 
 # %%
 # %matplotlib inline
-import math
 import time
 import weakref
 from functools import partial
@@ -132,7 +131,7 @@ def draw():
     shape, size = ((4, 1), (3.8, 12)) if plot.narrow() else ((2, 2), (6.5, 6.5))
     fig, axes = plot.figure(*shape, size=size)
     axes = axes.flatten()
-    for h, color in zip((1, 2), plot.HEAD_COLORS):
+    for h, color in zip((1, 2), plot.HEAD_COLORS, strict=False):
         axes[0].plot(curves[h], color=color, label=f"h = {h}")
     axes[0].set(yscale="log", xlabel="step", ylabel="training MSE",
                 title="same parameters, different heads")
@@ -144,7 +143,7 @@ def draw():
         (per_head[0, 1], "h = 2: head 1"),
     ]
     ticks = [f"{j}\n({c})" for j, c in enumerate(cats0)]  # 键的序号，类别
-    for ax, (w, title) in zip(axes[1:], panels):
+    for ax, (w, title) in zip(axes[1:], panels, strict=True):
         im = ax.imshow(w.numpy(), vmin=0, vmax=1, cmap=plot.WEIGHTS_CMAP)
         ax.set(title=title, xlabel="key j (category)", ylabel="query i")
         ax.set_xticks(range(N_TOK), ticks)
@@ -284,7 +283,7 @@ assert all(r["sdpa_mib"] < r["scores_mib"] for r in rows[1:]), (
 )
 # 输出 (B, h, n, d_head) + lse (B, h, n)
 returned_mib = [B * H * r["n"] * (D_HEAD + 1) * 4 / 2**20 for r in rows]
-assert all(r["sdpa_mib"] <= 1.1 * m for r, m in zip(rows, returned_mib)), (
+assert all(r["sdpa_mib"] <= 1.1 * m for r, m in zip(rows, returned_mib, strict=True)), (
     "SDPA 只创建它返回的输出与 lse"
 )
 small = rows[0]

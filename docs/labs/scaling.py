@@ -71,7 +71,7 @@ plot.show(
     "条位于 1 的水平线。",
 )
 
-for d_k, v in zip(D_KS, var_raw):
+for d_k, v in zip(D_KS, var_raw, strict=True):
     assert abs(v / d_k - 1) < 0.15, (d_k, v)
 for v in var_scaled:
     assert abs(v - 1) < 0.15, v
@@ -176,7 +176,9 @@ plot.show(
 
 unscaled = grad["unscaled"]
 sqrt_ = grad["/ sqrt(d_k)"]
-assert all(a > b for a, b in zip(unscaled[2:], unscaled[3:])), "unscaled: shrinks"
+assert all(a > b for a, b in zip(unscaled[2:], unscaled[3:], strict=False)), (
+    "unscaled: shrinks"
+)
 assert unscaled[-1] < unscaled[0] / 3, "unscaled: several times smaller at d_k = 512"
 assert not any(math.isnan(v) for vs in grad.values() for v in vs), "no NaN anywhere"
 assert max(sqrt_) < 1.15 * min(sqrt_), "/ sqrt(d_k): does not depend on d_k"
@@ -220,12 +222,12 @@ for d_k in D_KS:
             q_dead.append((dq < 0.01).float().mean().item())
         assert torch.isfinite(dw).all(), "float32: no inf, no NaN"
 
-ratio = [a / b for a, b in zip(w_norm["unscaled"], w_norm["/ sqrt(d_k)"])]
+ratio = [a / b for a, b in zip(w_norm["unscaled"], w_norm["/ sqrt(d_k)"], strict=True)]
 
 
 def draw():
     fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.4))
-    for name, color in zip(("unscaled", "/ sqrt(d_k)"), plot.HEAD_COLORS):
+    for name, color in zip(("unscaled", "/ sqrt(d_k)"), plot.HEAD_COLORS, strict=False):
         for ys, style, what in ((q_mean, "o-", "mean"), (q_median, "s--", "median")):
             ax1.loglog(D_KS, ys[name], style, color=color, base=2,
                        label=f"{NAMES[name]}: {what}")
@@ -256,12 +258,14 @@ assert un_med[-1] < sc_med[-1] / 10, "unscaled: the median row stops learning"
 assert un_mean[-1] > 3 * sc_mean[-1], "unscaled: the mean grows (a few rows amplified)"
 assert ratio[-1] > 3, "unscaled: ||dL/dW_q|| is several times the scaled one"
 assert un_mean[-1] == max(un_mean) > 2 * un_mean[0], "不缩放：均值总体上升"
-assert all(md > 0.85 * mn for md, mn in zip(sc_med, sc_mean)), "中位数≈均值"
+assert all(md > 0.85 * mn for md, mn in zip(sc_med, sc_mean, strict=True)), (
+    "中位数≈均值"
+)
 assert max(sc_mean) < 1.3 * min(sc_mean), "/ sqrt(d_k): does not depend on d_k"
 print(f"d_k = {D_KS[-1]}: median {un_med[-1]:.3f} vs {sc_med[-1]:.3f}, "
       f"mean {un_mean[-1]:.2f} vs {sc_mean[-1]:.2f}, ||dL/dW_q|| ratio {ratio[-1]:.1f}")
 print("unscaled, rows with ||dL/dq|| < 0.01:", ", ".join(
-    f"d_k = {d}: {x:.1%}" for d, x in zip(D_KS, q_dead)))
+    f"d_k = {d}: {x:.1%}" for d, x in zip(D_KS, q_dead, strict=True)))
 dead_64 = q_dead[D_KS.index(64)]
 assert 0.4 < q_dead[-1] < 0.6 and dead_64 < q_dead[-1] / 2, "停止学习的比例随 d_k 增长"
 

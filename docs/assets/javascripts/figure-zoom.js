@@ -1,8 +1,8 @@
 // Tap to enlarge a figure (the book's figures are inline SVG: <figure class="sa-figure">, drawn at build
-// time by tools/build/figures.py).
+// time by tools/site/figures.py).
 //
 // On a phone the text column is about 358 px wide. A figure may come in two variants, a wide one and a narrow one
-// drawn for such a column (stacked panels, tools/build/figures.py), of which a media query shows one (extra.css).
+// drawn for such a column (stacked panels, tools/site/figures.py), of which a media query shows one (extra.css).
 // A tap on a figure, or its "放大" / "Enlarge" button, opens the variant shown in a full-screen <dialog>, with its
 // caption, drawn at a width where its smallest text is at least MIN_PX pixels, or as wide as the screen if that
 // is wider; a figure wider than the screen pans (scrolls) inside it. A tap in the dialog, its close button, Escape

@@ -1,0 +1,11 @@
+"""Tools that read the book's pages (``docs/``). Each measure prints its report with ``python -m``;
+its test in ``tests/book/`` holds the book to the limits.
+
+* ``tangle``        the tangler: the chapters' titled blocks become ``src/selfattn/``;
+* ``parity``        the two editions run the same code;
+* ``linkcheck``     every link of the built site resolves;
+* ``reading_path``  what a reader reads of each chapter page: longest block, bytes left, ``tests/`` named;
+* ``english``       CJK characters where an English reader reads code, by kind;
+* ``terms``         one term per concept in the English prose: the variants found;
+* ``prose_stats``   the sentence shape of the English prose (colons, semicolons, parentheses, bold).
+"""
