@@ -162,6 +162,10 @@ def test_a_figure_too_small_on_a_phone_gets_a_narrow_variant_drawn_with_the_flag
     assert figures.smallest_text_px(wide.split('class="sa-figure__narrow"')[0]) < figures.PHONE_MIN_PX
     assert figures.smallest_text_px(narrow) >= figures.PHONE_MIN_PX
     assert 'width="273.6pt"' in svgs[1], "3.8 in"
+    # The book's font list is left to the stylesheet (a fifth of a chapter page's bytes were copies of it).
+    assert "<text" in wide and "font-family" not in wide and "font-size" in wide
+    css = (ROOT / "docs" / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert figures.FONT_LIST in " ".join(css.split()), "extra.css sets the list that the SVG leaves out"
     for name in ("fig-small", "fig-plain"):
         assert built[name].count("<svg ") == 1 and "sa-figure__" not in built[name], name
     assert len(list((book / ".cache" / "figures").glob("*.svg"))) == 5, "a cache entry per variant"

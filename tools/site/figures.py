@@ -103,6 +103,11 @@ FIGURE_CACHE = ".cache/figures"
 NARROW = "narrow"  # SELFATTN_FIGURE while the build draws a narrow variant (selfattn.plot.narrow() reads it)
 PHONE_COLUMN_PX = 358.0  # the text column at a 390 px wide screen (Material's margins: 16 px each side)
 PHONE_MIN_PX = 9.0  # the smallest text a figure may show inline there; below it, a narrow variant is drawn
+# matplotlib writes the whole font list into every <text> (about 200 bytes each, a fifth of a chapter's page);
+# docs/stylesheets/extra.css sets the same list once for the figures' text. Other lists (monospace) stay.
+FONT_LIST = ("'DejaVu Sans', 'WenQuanYi Micro Hei', 'Bitstream Vera Sans', 'Computer Modern Sans Serif', "
+             "'Lucida Grande', 'Verdana', 'Geneva', 'Lucid', 'Arial', 'Helvetica', 'Avant Garde', sans-serif")
+DEFAULT_FONT = re.compile(r"font-family: " + re.escape(FONT_LIST) + r";? ?")
 FONT_SIZE = re.compile(r"font-size:\s*(?P<size>[\d.]+)px")  # matplotlib's SVG: sizes in user units (pt)
 VIEW_BOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ (?P<width>[\d.]+) [\d.]+"')
 INPUTS = ("src/**/*.py", "models/*.pt")  # what figures read besides their code (no figure reads benchmarks/)
@@ -316,7 +321,8 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>", varia
 
 def inline_svg(svg: str, figure_id: str) -> str:
     """An SVG document as an element to inline in a page: no XML prologue, no metadata, no global
-    style, every id prefixed with ``figure_id``, ``INK`` as ``currentColor``."""
+    style, every id prefixed with ``figure_id``, ``INK`` as ``currentColor``, matplotlib's default font list
+    left to the page's stylesheet (:data:`FONT_LIST`)."""
     svg = re.sub(r"^\s*<\?xml[^>]*>\s*", "", svg)
     svg = re.sub(r"<!DOCTYPE[^>]*>\s*", "", svg)
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
@@ -337,6 +343,7 @@ def inline_svg(svg: str, figure_id: str) -> str:
         r'(href="#|url\(#)([^")]+)', lambda m: f"{m[1]}{figure_id}-{m[2]}" if m[2] in ids else m[0], svg
     )
     svg = re.sub(re.escape(INK), "currentColor", svg, flags=re.I)
+    svg = DEFAULT_FONT.sub("", svg)  # the font list is extra.css's
     svg = "\n".join(line for line in svg.splitlines() if line.strip())  # no blank line inside the HTML
     return svg.strip()
 

@@ -10,7 +10,8 @@ every anchor of the page is the one its table, its search entries and the print 
 
 It numbers the lab's figures (``selfattn.plot.show`` draws each as ``<figure class="sa-figure">``, an inline SVG
 with its alt text and its caption, as the chapters' figures are): in page order, "图 1" / "Figure 1.", with the ids
-``fig-1``, ``fig-2``, so that a tap enlarges them like any figure of the book (``figure-zoom.js``).
+``fig-1``, ``fig-2``, so that a tap enlarges them like any figure of the book (``figure-zoom.js``); matplotlib's
+font list leaves their text, as it leaves the chapters' figures (``tools/site/figures.py``).
 
 It also converts a relative link to a Markdown page (``../reference/benchmarks.md``, as a chapter writes it)
 into that page's address, as mkdocs does on the Markdown pages and mkdocs-jupyter does not, and drops the
@@ -93,7 +94,7 @@ def convert_md_links(html: str, page: Any, files: Any) -> str:
 
 def number_figures(html: str, lang: str) -> str:
     """Each ``<figure class="sa-figure">`` of a lab, in page order: the id ``fig-N`` and the number in its caption."""
-    from tools.site.figures import CAPTIONS
+    from tools.site.figures import CAPTIONS, DEFAULT_FONT
 
     count = 0
 
@@ -101,7 +102,8 @@ def number_figures(html: str, lang: str) -> str:
         nonlocal count
         count += 1
         number = CAPTIONS.get(lang, CAPTIONS["en"]).format(number=count, caption="")
-        return f'<figure id="fig-{count}" class="sa-figure">{m["body"]}<figcaption>{number}'
+        body = DEFAULT_FONT.sub("", m["body"])  # the font list is extra.css's, as for the chapters' figures
+        return f'<figure id="fig-{count}" class="sa-figure">{body}<figcaption>{number}'
 
     return LAB_FIGURE.sub(one, html)
 
