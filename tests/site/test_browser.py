@@ -161,7 +161,9 @@ def _browser_clock() -> None:
 def _timing(_browser_clock: None) -> Iterator[None]:
     yield
     print(f"\nbrowser tests: {time.perf_counter() - _STARTED[0]:.1f} s"
-          + (f" (axe: {len(_AXE_SECONDS)} page(s) in both palettes, {sum(_AXE_SECONDS):.1f} s)" if _AXE_SECONDS else ""))
+          + (f" (axe: {len(_AXE_SECONDS)} page(s) in both palettes, {sum(_AXE_SECONDS):.1f} s)" if _AXE_SECONDS else "")
+          + (f" (at 390 px: {len(_PHONE_SECONDS)} page(s), {sum(_PHONE_SECONDS):.1f} s, axe included)"
+             if _PHONE_SECONDS else ""))
 
 
 MATH_DONE = """() => [...document.querySelectorAll('.arithmatex')].every((e) => e.querySelector('.katex'))"""
@@ -258,6 +260,7 @@ AXE_RUN = """async () => {
 
 
 _AXE_SECONDS: list[float] = []  # each page's accessibility check (both palettes), for the timing line
+_PHONE_SECONDS: list[float] = []  # each page's checks at 390 px (phone_problems), for the timing line
 
 
 def axe_pages() -> set[str]:
@@ -332,16 +335,18 @@ def phone_problems(page: Any, axe: bool) -> list[str]:
     has a cue and takes the focus; with ``axe``, axe-core's serious and critical violations in both palettes."""
     from tools.measure.phone import SCROLLERS
 
+    start = time.perf_counter()
     page.set_viewport_size(PHONE)
     page.evaluate(FRAMES)  # the layout at 390, then scroll-cue.js's ResizeObserver
     found = page.evaluate(SCROLLERS)
     problems = [f"390 px: {kind} scrolls sideways ({b['scroll']} > {b['client']} px) without "
                 f"{' and '.join(w for w, ok in (('a cue', b['cue']), ('the focus', b['focusable'])) if not ok)}: "
                 f"{b['text']!r}"
-                for kind, key in (("a formula", "mathOver"), ("a code block", "codeOver"))
+                for kind, key in (("a formula", "mathOver"), ("a code block", "codeOver"), ("a table", "tableOver"))
                 for b in found[key] if not (b["cue"] and b["focusable"])]
     if axe:
         problems += [f"390 px: {p}" for p in check_accessibility(page)]
+    _PHONE_SECONDS.append(time.perf_counter() - start)
     return problems
 
 

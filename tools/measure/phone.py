@@ -10,7 +10,8 @@ cold (a new browser context: empty cache) at 390 x 844 (touch) and at 1280 x 900
   11 px in a 676 px column) and marked ``~``;
 * **math**: display formulas wider than their box (they scroll), then, in brackets, those of them without a
   scroll cue (a fade: a CSS mask at the edge) or not reachable by keyboard: the ones clipped silently;
-* **code**: code blocks (collapsed ones opened) that scroll sideways without a cue, of those that scroll;
+* **code**: code blocks and tables (collapsed blocks opened) that scroll sideways without a cue, of those that
+  scroll, of all;
 * **axe**: axe-core's serious and critical nodes, light / dark palette (the collapsed blocks open, as the
   browser tests run it);
 * **KB**: the bytes of the cold load (every response's body as this server sends it, uncompressed), and
@@ -105,7 +106,7 @@ FIGURES_ENLARGED = """async () => {
   return out;
 }"""
 
-# The display formulas and the code blocks (collapsed blocks opened first) that scroll sideways: for each, whether
+# The display formulas, the code blocks and the tables (collapsed blocks opened first) that scroll sideways: for each, whether
 # it has a cue (a CSS mask at its edge, as assets/javascripts/scroll-cue.js sets) and whether it takes focus.
 SCROLLERS = """() => {
   document.querySelectorAll('article details').forEach((d) => { d.open = true; });
@@ -116,8 +117,10 @@ SCROLLERS = """() => {
   const over = (e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1;
   const math = [...document.querySelectorAll('article div.arithmatex')];
   const code = [...document.querySelectorAll('article pre > code, article .jupyter-wrapper pre')];
+  const tables = [...document.querySelectorAll('article .md-typeset__scrollwrap')];
   return {math: math.length, mathOver: math.filter(over).map(row),
-          code: code.length, codeOver: code.filter(over).map(row)};
+          code: code.length, codeOver: code.filter(over).map(row),
+          tables: tables.length, tableOver: tables.filter(over).map(row)};
 }"""
 
 MATH_DONE = """() => [...document.querySelectorAll('.arithmatex')].every((e) => e.querySelector('.katex'))"""
@@ -193,9 +196,10 @@ def measure(browser: Any, url: str, viewport: dict[str, int], axe: Path | None) 
     scroll = page.evaluate(SCROLLERS)
     row["math"], row["math_over"] = scroll["math"], len(scroll["mathOver"])
     row["math_silent"] = sum(not (m["cue"] and m["focusable"]) for m in scroll["mathOver"])
-    row["code"], row["code_over"] = scroll["code"], len(scroll["codeOver"])
-    row["code_silent"] = sum(not m["cue"] for m in scroll["codeOver"])
-    row["code_unfocusable"] = sum(not m["focusable"] for m in scroll["codeOver"])
+    blocks = scroll["codeOver"] + scroll["tableOver"]  # code blocks and tables
+    row["code"], row["code_over"] = scroll["code"] + scroll["tables"], len(blocks)
+    row["code_silent"] = sum(not m["cue"] for m in blocks)
+    row["code_unfocusable"] = sum(not m["focusable"] for m in blocks)
     if axe is not None:
         page.add_script_tag(path=str(axe))
         page.evaluate(NO_FADE)

@@ -1,5 +1,6 @@
-// Code blocks and display formulas wider than their column scroll sideways: on a phone most code blocks do (88
-// columns take about 700 px; the column is 358 px), and so do the longest formulas. Such a block
+// Code blocks, display formulas and tables wider than their column scroll sideways: on a phone most code blocks do
+// (88 columns take about 700 px; the column is 358 px), and so do the longest formulas and the API's tables. Such a
+// block
 // * takes the keyboard focus (tabindex="0"), so that a keyboard can scroll it too (axe: scrollable-region-focusable);
 // * shows a fade at each edge that hides more of it (the classes sa-scroll-start and sa-scroll-end: a CSS mask in
 //   extra.css), so that a reader sees that there is more; an edge loses its fade once the block is scrolled to it.
@@ -8,7 +9,8 @@
 // code's fonts change the width of what is inside). A block that fits gets neither, and loses them if it had them.
 (() => {
   "use strict";
-  const SELECTOR = "article pre > code, article .jupyter-wrapper pre, article div.arithmatex";
+  const SELECTOR = "article pre > code, article .jupyter-wrapper pre, article div.arithmatex, " +
+    "article .md-typeset__scrollwrap"; // the last: material's wrapper of a wide table
   const seen = new WeakSet();
 
   function update(el) {
