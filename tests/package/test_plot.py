@@ -240,7 +240,7 @@ def test_heatmaps_share_one_color_bar_and_refuse_scores():
 
 def test_show_gives_a_lab_plot_as_a_figure_with_a_narrow_variant_alt_text_and_caption(monkeypatch):
     """plot.show (the labs' plots): one <figure class="sa-figure"> holding the figure as inline SVG twice, as drawn
-    and as drawn with plot.narrow() on (stacked, at most NARROW_IN wide), each an image with the alt text; then
+    and as drawn with plot.narrow() on (stacked, at most STACKED_IN wide), each an image with the alt text; then
     the caption; text stays text, the ink follows the page, no global style, and the ids are prefixed."""
     import re
 
@@ -266,7 +266,7 @@ def test_show_gives_a_lab_plot_as_a_figure_with_a_narrow_variant_alt_text_and_ca
     assert html.endswith("<figcaption>A &lt;caption&gt;</figcaption></figure>")
     assert html.count('aria-label="alt &quot;text&quot;"') == 2 and '<svg class="sa-figure__narrow"' in html
     widths = [float(w) for w in re.findall(r'<svg class="sa-figure__\w+"[^>]* width="([\d.]+)pt"', html)]
-    assert widths == pytest.approx([6.7 * 72, plot.NARROW_IN * 72]), widths
+    assert widths == pytest.approx([6.7 * 72, plot.STACKED_IN * 72]), widths
     assert "<text" in html and "currentColor" in html and plot.INK not in html
     assert "<style" not in html and "<?xml" not in html and "<metadata" not in html
     ids = re.findall(r'\bid="([^"]+)"', html)
@@ -276,7 +276,7 @@ def test_show_gives_a_lab_plot_as_a_figure_with_a_narrow_variant_alt_text_and_ca
 
 
 def test_a_narrow_figure_stacks_its_panels_and_keeps_the_axes_shape(monkeypatch):
-    """plot.figure in a narrow variant (SELFATTN_FIGURE=narrow): at most NARROW_IN wide; two or three panels in a row
+    """plot.figure in a narrow variant (SELFATTN_FIGURE=narrow): at most STACKED_IN wide; two or three panels in a row
     are stacked in a column, four in a row go 2 x 2, more rows two to a row; each row keeps its height; the axes come
     in the shape asked for. Without the flag nothing changes."""
     def grid(axes):
@@ -290,15 +290,105 @@ def test_a_narrow_figure_stacks_its_panels_and_keeps_the_axes_shape(monkeypatch)
     assert plot.narrow()
     fig, axes = plot.figure(1, 2, size=(7, 3))
     assert axes.shape == (2,) and grid(axes) == [(0, 0), (1, 0)]
-    assert tuple(fig.get_size_inches()) == (plot.NARROW_IN, 6)
+    assert tuple(fig.get_size_inches()) == (plot.STACKED_IN, 6)
     fig, axes = plot.figure(1, 3, size=(7, 2))
     assert grid(axes) == [(0, 0), (1, 0), (2, 0)] and fig.get_size_inches()[1] == 6
     fig, axes = plot.figure(1, 4, size=(7, 2.6))
     assert axes.shape == (4,) and grid(axes) == [(0, 0), (0, 1), (1, 0), (1, 1)]
     fig, axes = plot.figure(3, 4, size=(7, 6))
     assert axes.shape == (3, 4) and grid(axes)[:3] == [(0, 0), (0, 1), (1, 0)] and len(fig.axes) == 12
-    assert tuple(fig.get_size_inches()) == (plot.NARROW_IN, 12)
+    assert tuple(fig.get_size_inches()) == (plot.STACKED_IN, 12)
     fig, axes = plot.figure(1, 5, size=(7, 2))
     assert axes.shape == (5,) and len(fig.axes) == 5, "the sixth cell of a 3 x 2 grid is removed"
     fig, ax = plot.figure(size=(3, 2))
     assert tuple(fig.get_size_inches()) == (3, 2) and not hasattr(ax, "shape")
+
+
+# The mechanism diagrams' helpers (docs/03-plot-source.md, "机制图"): diagram, vector, bars, box rows.
+
+
+@pytest.mark.parametrize("color", plot.TOKEN_COLORS)
+def test_token_colors_legible_on_light_and_dark_pages(color):
+    assert contrast(color, "#ffffff") >= 3, color
+    assert contrast(color, "#1e2129") >= 3, color
+
+
+def test_one_color_per_token_of_the_example():
+    from selfattn import example
+
+    assert len(set(plot.TOKEN_COLORS)) == len(example.embeddings()) == 6
+
+
+def test_diagram_measures_in_inches_and_narrows_to_a_phone(monkeypatch):
+    monkeypatch.delenv("SELFATTN_FIGURE", raising=False)
+    fig, ax = plot.diagram(6.5, 2.0)
+    assert tuple(fig.get_size_inches()) == (6.5, 2.0)
+    assert ax.get_xlim() == (0, 6.5) and ax.get_ylim() == (0, 2.0)
+    assert tuple(ax.get_position().bounds) == (0, 0, 1, 1)  # 1 unit = 1 inch
+    with pytest.raises(ValueError, match=r"width <= 7.0 .*got \(7.5, 2\)"):
+        plot.diagram(7.5, 2)
+    monkeypatch.setenv("SELFATTN_FIGURE", "narrow")
+    plot.diagram(4.5, 9)
+    with pytest.raises(ValueError, match=r"width <= 4.5 .*narrow=True.*got \(6.5, 2\)"):
+        plot.diagram(6.5, 2)
+
+
+def test_vector_writes_each_value_in_its_cell_tinted_by_its_size():
+    fig, ax = plot.diagram(4, 1)
+    v = torch.tensor([0.8, 0.04, 0.0, -0.4])
+    box = plot.vector(ax, v, (1.0, 0.5), color=plot.TOKEN_COLORS[0], label="o", note="(4,)")
+    cell = plot.CELL_IN
+    assert box == (1.0, 0.5 - cell / 2, 1.0 + 4 * cell, 0.5 + cell / 2)
+    cells = [t for t in ax.texts if t.get_fontsize() == plot.CELL_PT]
+    assert [t.get_text() for t in cells] == ["0.80", "0.04", "0", "-0.40"]  # a zero is 0
+    assert [t.get_position() for t in cells] == [(1.0 + (j + 0.5) * cell, 0.5) for j in range(4)]
+    assert {t.get_text() for t in ax.texts} >= {"o", "(4,)"}
+    faces = [luminance(p.get_facecolor()[:3]) for p in ax.patches]
+    assert faces[0] < faces[3] < faces[1] < faces[2]  # the larger |value|, the deeper the tint
+    assert faces[2] < 1 and to_rgb(ax.patches[2].get_edgecolor()) == to_rgb(plot.TOKEN_COLORS[0])
+    for t, p in zip(cells, ax.patches, strict=True):  # black or white, as stands out
+        assert t.get_color() == plot.text_color(p.get_facecolor())
+    with pytest.raises(ValueError, match=r"1-D torch.Tensor, got \(2, 2\)"):
+        plot.vector(ax, torch.eye(2), (0, 0))
+
+
+def test_vector_shares_a_scale_when_given_vmax():
+    fig, ax = plot.diagram(4, 1)
+    plot.vector(ax, torch.tensor([0.5]), (0, 0.5), vmax=1.0)
+    plot.vector(ax, torch.tensor([0.5]), (2, 0.5))  # alone, 0.5 is its own largest value
+    assert luminance(ax.patches[0].get_facecolor()[:3]) > luminance(ax.patches[1].get_facecolor()[:3])
+
+
+def test_bars_are_as_long_as_the_weights_and_say_them():
+    fig, ax = plot.diagram(4, 3)
+    w = torch.tensor([0.8, 0.15, 0.05])
+    colors = plot.TOKEN_COLORS[:3]
+    plot.bars(ax, w, (1.0, 2.5), colors=colors, length=2.0, step=0.5)
+    assert [round(p.get_width(), 6) for p in ax.patches] == [1.6, 0.3, 0.1]
+    assert [p.get_y() + p.get_height() / 2 for p in ax.patches] == [2.5, 2.0, 1.5]  # stacked down
+    assert [to_rgb(p.get_facecolor()) for p in ax.patches] == [to_rgb(c) for c in colors]
+    assert [t.get_text() for t in ax.texts] == ["0.80", "0.15", "0.05"]
+    assert [t.get_position()[0] for t in ax.texts] == pytest.approx([2.65, 1.35, 1.15])  # at each end
+    fig, ax = plot.diagram(4, 3)
+    plot.bars(ax, w, (0.5, 0.2), colors=colors, length=2.0, step=0.5, across=True)
+    assert [round(p.get_height(), 6) for p in ax.patches] == [1.6, 0.3, 0.1]
+    assert [p.get_y() for p in ax.patches] == [0.2] * 3  # side by side on one baseline
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        plot.bars(ax, torch.tensor([1.5, -0.5]), (0, 0), colors=colors[:2])
+    with pytest.raises(ValueError, match=r"one color per bar, got w \(3,\) and 2 colors"):
+        plot.bars(ax, w, (0, 0), colors=colors[:2])
+
+
+def test_box_colors_rows_or_columns_and_outlines_the_followed_row():
+    fig, ax = plot.figure()
+    plot.box(ax, (3, 2), (0, 0), "A", cell=1.0, rows=["red", "green", "blue"], mark=0)
+    by_row = {(p.get_x(), p.get_y()): to_rgb(p.get_facecolor()) for p in ax.patches[:6]}
+    assert by_row[(0, 2.0 - 1.5)] == to_rgb("red")  # row 0 is the top row
+    assert by_row[(1, -1.5)] == to_rgb("blue")
+    outline = ax.patches[-1]
+    assert not outline.get_fill() and (outline.get_y(), outline.get_width()) == (0.5, 2.0)
+    fig, ax = plot.figure()
+    plot.box(ax, (2, 3), (0, 0), "Kᵀ", cell=1.0, cols=["red", "green", "blue"])
+    assert [to_rgb(p.get_facecolor()) for p in ax.patches[:3]] == [to_rgb(c) for c in ("red", "green", "blue")]
+    with pytest.raises(ValueError, match=r"rows must give 2 colors for shape \(2, 3\), got 3"):
+        plot.box(ax, (2, 3), (0, 0), "K", rows=["red", "green", "blue"])

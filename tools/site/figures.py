@@ -110,7 +110,7 @@ FONT_LIST = ("'DejaVu Sans', 'WenQuanYi Micro Hei', 'Bitstream Vera Sans', 'Comp
 DEFAULT_FONT = re.compile(r"font-family: " + re.escape(FONT_LIST) + r";? ?")
 FONT_SIZE = re.compile(r"font-size:\s*(?P<size>[\d.]+)px")  # matplotlib's SVG: sizes in user units (pt)
 VIEW_BOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ (?P<width>[\d.]+) [\d.]+"')
-INPUTS = ("src/**/*.py", "models/*.pt")  # what figures read besides their code (no figure reads benchmarks/)
+INPUTS = ("src/**/*.py", "models/*.pt", "models/*.json")  # what figures read besides their code (no figure reads benchmarks/)
 TOOLS = ("matplotlib", "torch", "numpy")
 CAPTIONS = {
     "zh": '<span class="sa-figure-number">图 {number}</span>\u3000{caption}',
