@@ -148,8 +148,12 @@ FIGURE_TEXT = """(min) => {
     if (!svg) continue;
     figure.scrollIntoView({block: 'center'});
     for (const text of svg.querySelectorAll('text')) {
-      const r = text.getBoundingClientRect();
+      let r = text.getBoundingClientRect();
       if (!r.width || !r.height) continue;
+      if (r.top < 0 || r.bottom > innerHeight) {  // a figure taller than the screen: what lies under is found on screen
+        window.scrollBy(0, r.top - innerHeight / 2);
+        r = text.getBoundingClientRect();
+      }
       const under = document.elementsFromPoint(r.x + r.width / 2, r.y + r.height / 2)
         .filter((e) => e !== text && !text.contains(e) && svg.contains(e) && e !== svg
                 && !['g', 'text', 'tspan', 'defs', 'clipPath'].includes(e.localName));
