@@ -488,7 +488,8 @@ LAB_NUMBER = {"zh": '<span class="sa-figure-number">图 {n}</span>\u3000',
 @pytest.mark.parametrize("lab", LABS)
 def test_every_lab_plot_is_a_numbered_figure_with_alt_text_and_a_caption(site_dir: Path, lab: str, root: str) -> None:
     """Each plot of a lab page is a figure like the chapters' (the labs' plot.show, numbered by the build): an inline
-    SVG image with alt text, and its narrow variant, with a caption numbered 1, 2, ... down the page. No plot is a
+    SVG image with alt text, and its narrow variant, with a caption numbered 1, 2, ... down the page, and an id
+    unique in the book (the print page holds every lab). No plot is a
     PNG any more (a bare plt.show() would give one, without alt text or caption)."""
     page = (site_dir / root / lab_notebook(lab)).parent / "index.html"
     html = page.read_text(encoding="utf-8")
@@ -500,7 +501,7 @@ def test_every_lab_plot_is_a_numbered_figure_with_alt_text_and_a_caption(site_di
     for n, m in enumerate(found, start=1):
         svgs = re.findall(r"<svg [^>]*>", m["svgs"])
         labels = [re.search(r'aria-label="([^"]*)"', tag) for tag in svgs]
-        if m["id"] != f"fig-{n}" or len(svgs) != 2 or not all(a and a[1].strip() and 'role="img"' in t
+        if m["id"] != f"fig-{Path(lab).stem}-{n}" or len(svgs) != 2 or not all(a and a[1].strip() and 'role="img"' in t
                                                               for a, t in zip(labels, svgs, strict=True)):
             bad.append((m["id"], len(svgs)))
         caption = m["caption"]

@@ -10,7 +10,7 @@ every anchor of the page is the one its table, its search entries and the print 
 
 It numbers the lab's figures (``selfattn.plot.show`` draws each as ``<figure class="sa-figure">``, an inline SVG
 with its alt text and its caption, as the chapters' figures are): in page order, "图 1" / "Figure 1.", with the ids
-``fig-1``, ``fig-2``, so that a tap enlarges them like any figure of the book (``figure-zoom.js``); matplotlib's
+``fig-scaling-1``, ``fig-scaling-2`` (unique on the print page, which holds every lab), so that a tap enlarges them like any figure of the book (``figure-zoom.js``); matplotlib's
 font list leaves their text, as it leaves the chapters' figures (``tools/site/figures.py``).
 
 It also converts a relative link to a Markdown page (``../reference/benchmarks.md``, as a chapter writes it)
@@ -92,8 +92,9 @@ def convert_md_links(html: str, page: Any, files: Any) -> str:
     return MD_LINK.sub(convert, html)
 
 
-def number_figures(html: str, lang: str) -> str:
-    """Each ``<figure class="sa-figure">`` of a lab, in page order: the id ``fig-N`` and the number in its caption."""
+def number_figures(html: str, lang: str, lab: str = "lab") -> str:
+    """Each ``<figure class="sa-figure">`` of a lab, in page order: the id ``fig-LAB-N`` and the number in its
+    caption."""
     from tools.site.figures import CAPTIONS, DEFAULT_FONT
 
     count = 0
@@ -103,7 +104,7 @@ def number_figures(html: str, lang: str) -> str:
         count += 1
         number = CAPTIONS.get(lang, CAPTIONS["en"]).format(number=count, caption="")
         body = DEFAULT_FONT.sub("", m["body"])  # the font list is extra.css's, as for the chapters' figures
-        return f'<figure id="fig-{count}" class="sa-figure">{body}<figcaption>{number}'
+        return f'<figure id="fig-{lab}-{count}" class="sa-figure">{body}<figcaption>{number}'
 
     return LAB_FIGURE.sub(one, html)
 
@@ -115,5 +116,5 @@ def fix(html: str, page: Any, files: Any, lang: str = "zh") -> str:
         return html
     html = match_toc(html, toc_anchors(page.toc))
     html = convert_md_links(html, page, files)
-    html = number_figures(html, lang)
+    html = number_figures(html, lang, page.file.src_uri.removeprefix("labs/").split(".")[0])
     return EMPTY_SCRIPT.sub("", html)
