@@ -782,6 +782,9 @@ def pages_containing(term: str) -> list[str]:
 
 INDEX_REQUESTS = """performance.getEntriesByType('resource')
   .filter((e) => e.name.endsWith('/search/search_index.json')).length"""
+# The explorer's scripts and stylesheet (about 62 KB): requested only by the explorer's pages (overrides/main.html).
+EXPLORER_ASSETS = r"""performance.getEntriesByType('resource').map((e) => e.name)
+  .filter((n) => /\/(javascripts\/explorer(-twin)?\.js|stylesheets\/explorer\.css)(\?|$)/.test(n))"""
 
 
 @pytest.mark.parametrize("root", sorted({r for r, _, _ in SEARCHES}), ids=lambda r: r.rstrip("/") or "zh")
@@ -801,6 +804,7 @@ def test_search(browser: Any, search_url: str, root: str) -> None:
         # The index (about 0.9 MB) is loaded on first use of the search, not with every page (overrides/main.html).
         page.wait_for_load_state("networkidle")
         assert page.evaluate(INDEX_REQUESTS) == 0, "the search index was requested before anyone searched"
+        assert page.evaluate(EXPLORER_ASSETS) == [], "the explorer's assets were loaded by a page without the explorer"
         box.click()  # at 1280 px the search box is in the header (the magnifier label is for narrow screens)
         for query, chapter in [(q, c) for r, q, c in SEARCHES if r == root]:
             containing = [u for u in pages_containing(query) if u.startswith(root)]
