@@ -19,7 +19,8 @@ The modules they call:
 * ``search``     one search index per language (and, under serve, one entry per location);
 * ``switcher``   the language switcher: the same page in the other edition;
 * ``wheel``      the package's version in the pages and the footer, and its wheel under ``dist/``;
-* ``watching``   how soon ``mkdocs serve`` sees a save (its file watcher's interval).
+* ``watching``   how soon ``mkdocs serve`` sees a save (its file watcher's interval);
+* ``stamp``      what a built site was built from (``site/.build-inputs.json``), so that no test reads a stale one.
 
 Each module imports mkdocs and the notebook tools only inside the functions that need them,
 so that the tools (``tools/book/parity.py``) and the tests can use them cheaply.

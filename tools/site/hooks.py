@@ -28,6 +28,7 @@ from tools.site import (
     notebooks,
     printpage,
     search,
+    stamp,
     switcher,
     tangling,
     templates,
@@ -76,6 +77,8 @@ def on_pre_build(config: Any) -> None:
     root = root_of(config)
     if not languages.nested():  # the English build runs inside the Chinese one, which has just tangled
         tangling.retangle(root)  # src/ from the chapters (only the files that changed)
+        if not mode.serving():
+            stamp.begin(root)  # what this build is built from, for its stamp in site/
     if not hasattr(config, "plugins"):  # tests/book/test_tangle.py calls this with a bare config
         return
     lang = languages.begin(config)  # this language's build starts (i18n nests the English one)
@@ -139,6 +142,7 @@ def on_post_build(config: Any) -> None:
     figures.prune(root, mode.dirty())  # drop the cached figures no page used
     search.prune(root, mode.dirty())  # and the search entries
     highlight.prune(root, mode.dirty())  # and the highlighted code blocks
+    stamp.finish(config)  # site/.build-inputs.json: what the site was built from (tests/conftest.py reads it)
 
 
 def on_build_error(error: Exception) -> None:
