@@ -10,8 +10,8 @@ The modules they call:
 * ``mode``       which command runs: ``mkdocs build``, ``serve`` or ``serve --dirty``;
 * ``languages``  the two editions: which one is being built, where its pages live;
 * ``tangling``   ``src/`` re-tangled from the chapters, and each titled block's file shown as its title;
-* ``labs``       the labs: their execution cache, one execution for both editions, run ahead two at
-                 a time, their pages;
+* ``labs``       the labs: their execution cache (each lab keyed by the modules it imports), one
+                 execution for both editions, run ahead two at a time, their pages;
 * ``figures``    the figure blocks, executed into inline SVG figures under a content-hash cache;
 * ``templates``  the theme's templates: compiled once under serve, ``404.html``/``sitemap.xml`` per language;
 * ``printpage``  the print page (the whole book on one page), per language;

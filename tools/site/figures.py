@@ -30,13 +30,16 @@ For each page (:func:`place`, at ``on_page_markdown``):
   ``selfattn.plot.INK`` replaced by ``currentColor`` (one render legible in the light and the dark
   palette);
 * the SVG is cached in ``.cache/figures/`` under the hash of the chain's code, the figure's id,
-  the package sources (``src/**/*.py``), the data files figures read (:data:`INPUTS`: the model
-  checkpoints of chapter 10; every file a figure names is matched), the versions of
+  the modules of the package that the chain imports, directly or through them
+  (``tools/site/hashing.py``, ``modules_imported``: importing ``selfattn.plot`` runs
+  ``selfattn/__init__.py`` and what it imports), the data files figures read (:data:`INPUTS`: the
+  model checkpoints of chapter 10; every file a figure names is matched), the versions of
   Python, matplotlib, torch and numpy, and this file (:func:`cache_key`): a warm rebuild executes
-  nothing, and editing one figure block renders that figure alone, with any later figure whose
+  nothing, editing one figure block renders that figure alone, with any later figure whose
   ``cont`` chain runs through the edited code (its caption and alt text are not part of the key:
-  editing them renders nothing). A figure is never committed, and never
-  served from a cache entry that another code, package or tool made: it cannot go stale;
+  editing them renders nothing), and editing a module renders the figures that import it. A figure
+  is never committed, and never served from a cache entry that another code, module or tool made:
+  it cannot go stale;
 * the header lines are removed from the shown code, and the figure is shown right after the
   block, or after the admonition (or content tab) that holds the block, as
   ``<figure id="fig-weights-heatmap" class="sa-figure">`` with ``<figcaption>`` "图 3.2　…" / "Figure 3.2. …",
@@ -76,7 +79,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.site.hashing import inputs_hash, prune_unused
+from tools.site.hashing import inputs_hash, modules_imported, prune_unused
 from tools.book.tangle import Fence, book_pages, parse_fences
 
 log = logging.getLogger("mkdocs.hooks.figures")
@@ -91,7 +94,7 @@ WRITTEN = re.compile(r"图\s*\d+\.\d+|\bFigures?\s+\d+\.\d+|#fig-\d+-\d+\b")  # 
 PAGE_CHAPTER = re.compile(r"^(?P<chapter>\d\d)-")  # docs/08-engineering.md: chapter 8
 INK = "#202124"  # selfattn.plot.INK: the colour that follows the page's text
 FIGURE_CACHE = ".cache/figures"
-INPUTS = ("src/**/*.py", "models/*.pt")  # what figures read besides their code (no figure reads benchmarks/)
+INPUTS = ("models/*.pt",)  # the data figures read besides the modules they import (no figure reads benchmarks/)
 TOOLS = ("matplotlib", "torch", "numpy")
 CAPTIONS = {
     "zh": '<span class="sa-figure-number">图 {number}</span>\u3000{caption}',
@@ -102,8 +105,8 @@ PLACEHOLDER = "sa-figure-placeholder:"
 PLACEHOLDER_HTML = re.compile(r"<p[^>]*>sa-figure-placeholder:(?P<id>fig-[\w-]+)(?:\s*\{:[^}]*\})?</p>")
 FIGURE_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<page>[^)\s#]*?)#(?P<id>fig-[\w-]+)\)")
 
-STATE = {"inputs": "", "serve": False, "executed_with": ""}  # this build's inputs key; under serve?; the key
-# of the package that the process last executed figures with
+STATE = {"inputs": "", "serve": False, "executed_with": "", "package": ""}  # this build's key of the data, tools
+# and this file; under serve?; the package's key that the process last executed figures with; the package's key now
 _USED: set[str] = set()  # the cache entries this build used (both languages); the rest is dropped
 _PENDING: dict[str, dict[str, str]] = {}  # page source -> figure id -> its HTML, from Markdown to HTML
 
@@ -204,16 +207,27 @@ def chain_code(markdown: str, fence: Fence) -> str:
     return blocks[-1].code
 
 
-def inputs_key(root: Path) -> str:
-    """A hash of what every figure depends on besides its code: the package sources, the data figures read,
-    the tools, this file."""
-    return inputs_hash(root, TOOLS, INPUTS, extra=Path(__file__).read_bytes())
+def inputs_key(root: Path, code: str = "", digests: dict[object, bytes] | None = None) -> str:
+    """A hash of what a figure depends on besides its code: the modules of the package that ``code`` imports,
+    the data figures read, the tools, this file (``digests``: the files' hashes and the versions, kept for a build)."""
+    try:
+        modules = modules_imported(code, root)
+    except SyntaxError:  # the figure fails when it runs; keyed by every module, to be safe
+        modules = ["src/**/*.py"]
+    return inputs_hash(root, TOOLS, (*modules, *INPUTS), extra=Path(__file__).read_bytes(), digests=digests)
 
 
 def begin(root: Path, serving: bool = False) -> None:
-    """A build starts: hash the package sources and tools once for all its figures (``on_pre_build``)."""
-    STATE["inputs"] = inputs_key(root)
+    """A build starts (``on_pre_build``): forget the keys of the last one; note the package as it is now."""
+    _KEYS.clear()
+    _DIGESTS.clear()
+    STATE["inputs"] = "begun"
+    STATE["package"] = inputs_hash(root, (), ("src/**/*.py",))
     STATE["serve"] = serving
+
+
+_KEYS: dict[tuple[str, str], str] = {}  # (root, the chain's code) -> inputs_key, for this build
+_DIGESTS: dict[object, bytes] = {}  # each file's sha256 and each tool's version, for this build
 
 
 WORDS = re.compile(r"^[ \t]*#\|[ \t]*(?:caption|alt):.*$", re.M)  # header lines that draw nothing
@@ -221,7 +235,7 @@ WORDS = re.compile(r"^[ \t]*#\|[ \t]*(?:caption|alt):.*$", re.M)  # header lines
 
 def cache_key(code: str, figure_id: str, inputs: str) -> str:
     """The name of a figure's SVG in ``.cache/figures/``: its code without the caption and alt lines
-    (comments that draw nothing), its id, and the inputs of the build."""
+    (comments that draw nothing), its id, and its inputs (:func:`inputs_key`)."""
     return hashlib.sha256("\0".join([inputs, figure_id, WORDS.sub("", code)]).encode()).hexdigest()[:24]
 
 
@@ -235,7 +249,7 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>") -> st
     import matplotlib.figure
     import matplotlib.pyplot as plt
 
-    if STATE["serve"] and STATE["executed_with"] not in ("", STATE["inputs"]):
+    if STATE["serve"] and STATE["executed_with"] not in ("", STATE["package"]):
         # `mkdocs serve` keeps its process between rebuilds: import the package as tangled now. Its bytecode
         # goes too: Python trusts a .pyc whose source kept its size and its modification time in whole
         # seconds, as a one-character edit saved within a second does. (src/ is not watched: no rebuild loop.)
@@ -244,7 +258,7 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>") -> st
         for pyc in (root / "src" / "selfattn" / "__pycache__").glob("*.pyc"):
             pyc.unlink(missing_ok=True)
         importlib.invalidate_caches()
-    STATE["executed_with"] = STATE["inputs"]
+    STATE["executed_with"] = STATE["package"]
     src = str(root / "src")
     added = src not in sys.path
     if added:
@@ -308,7 +322,9 @@ def render(code: str, figure: Figure, root: Path, name: str) -> str:
     """The figure's inline SVG, from ``.cache/figures/`` or executed (and then cached)."""
     if not STATE["inputs"]:
         begin(root)
-    key = cache_key(code, figure.id, STATE["inputs"])
+    if (str(root), code) not in _KEYS:
+        _KEYS[(str(root), code)] = inputs_key(root, code, _DIGESTS)
+    key = cache_key(code, figure.id, _KEYS[(str(root), code)])
     cached = root / FIGURE_CACHE / f"{key}.svg"
     _USED.add(cached.name)
     if cached.exists():

@@ -85,10 +85,10 @@ def on_pre_build(config: Any) -> None:
     search.remember(config, lang)  # keep its search settings, for its own index
     wheel.footer(config)  # the version in the footer
     templates.keep_compiled_api(config)  # mkdocstrings' templates (the API page) compiled by earlier builds
-    labs.use_cache(config, root, lang)  # the labs' cache, keyed by src/, the data and the tools
+    labs.use_cache(config, root, lang)  # the labs' cache: each lab keyed by the modules it imports, the data, the tools
     labs.execute_each_lab_once()  # an English lab reuses the Chinese lab's outputs
     labs.execute_ahead(config, root)  # the labs this build will execute, both editions, two kernels at a time
-    figures.begin(root, mode.serving())  # the figures' cache key: src/, the data and the tools
+    figures.begin(root, mode.serving())  # the figures' cache keys: the modules each imports, the data, the tools
     figures.check(root, lang)  # the figures' numbers and the references to them (errors fail --strict)
 
 
@@ -101,6 +101,11 @@ def on_files(files: Any, config: Any) -> Any:
         labs.rebuild_pages_showing_src(files, root)  # src/ changed: rebuild the labs and the API page
         labs.keep_cache_when_dirty(config)  # a rebuild of one page does not empty the labs' cache
     return files
+
+
+@event_priority(100)  # before mkdocs-jupyter's, which looks the lab up in its cache
+def on_pre_page(page: Any, config: Any, files: Any) -> None:
+    labs.point_cache(page, config)  # the cache folder of this lab: its key
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, **kwargs: Any) -> str:
@@ -139,6 +144,7 @@ def on_post_build(config: Any) -> None:
     templates.write_static_pages(config)  # each language's 404.html and sitemap.xml
     printpage.finish(config)  # the print pages: links to figures, the labs' style sheets once
     notebooks.prune(root, mode.dirty())  # drop the cached notebooks no page used
+    labs.prune(root, mode.dirty())  # drop the labs' cache folders no lab used (but the newest few)
     figures.prune(root, mode.dirty())  # drop the cached figures no page used
     search.prune(root, mode.dirty())  # and the search entries
     highlight.prune(root, mode.dirty())  # and the highlighted code blocks
