@@ -13,7 +13,7 @@ The modules they call:
 * ``labs``       the labs: their execution cache (each lab keyed by the modules it imports), one
                  execution for both editions, run ahead two at a time, their pages;
 * ``figures``    the figure blocks, executed into inline SVG figures under a content-hash cache;
-* ``templates``  the theme's templates: compiled once under serve, ``404.html``/``sitemap.xml`` per language;
+* ``templates``  ``404.html`` and ``sitemap.xml``, per language;
 * ``printpage``  the print page (the whole book on one page), per language;
 * ``notebooks``  one Jupyter notebook per chapter and per lab, and the download link of each page;
 * ``search``     one search index per language (and, under serve, one entry per location);

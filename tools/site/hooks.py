@@ -20,7 +20,6 @@ from mkdocs.plugins import event_priority
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # so that `tools` imports under `mkdocs`
 from tools.site import (
     figures,
-    highlight,
     labpages,
     labs,
     languages,
@@ -65,11 +64,8 @@ def on_serve(server: Any, config: Any, builder: Any) -> Any:
 def on_config(config: Any) -> Any:
     lang = languages.configure(config)  # the theme speaks the language being built
     search.configure(config, lang)  # its search settings: jieba for Chinese, stop words for English
-    search.keep_entries(root_of(config))  # a page that did not change: its search entries from the last build
-    highlight.keep_highlighting(root_of(config))  # a code block that did not change: its HTML from the last build
     wheel.set_version(config)  # the package's version, for {{ selfattn_version }} and the footer
     printpage.configure(config, lang, mode.dirty())  # the print page's titles; off under serve --dirty
-    templates.keep_compiled_everywhere(config, root_of(config))  # the theme's templates compiled by earlier builds
     return config
 
 
@@ -84,7 +80,6 @@ def on_pre_build(config: Any) -> None:
     lang = languages.begin(config)  # this language's build starts (i18n nests the English one)
     search.remember(config, lang)  # keep its search settings, for its own index
     wheel.footer(config)  # the version in the footer
-    templates.keep_compiled_api(config)  # mkdocstrings' templates (the API page) compiled by earlier builds
     labs.use_cache(config, root, lang)  # the labs' cache: each lab keyed by the modules it imports, the data, the tools
     labs.execute_each_lab_once()  # an English lab reuses the Chinese lab's outputs
     labs.execute_ahead(config, root)  # the labs this build will execute, both editions, two kernels at a time
@@ -143,11 +138,8 @@ def on_post_build(config: Any) -> None:
     search.forget_duplicates(config)  # serve: the index material carries to the next rebuild, once each
     templates.write_static_pages(config)  # each language's 404.html and sitemap.xml
     printpage.finish(config)  # the print pages: links to figures, the labs' style sheets once
-    notebooks.prune(root, mode.dirty())  # drop the cached notebooks no page used
     labs.prune(root, mode.dirty())  # drop the labs' cache folders no lab used (but the newest few)
     figures.prune(root, mode.dirty())  # drop the cached figures no page used
-    search.prune(root, mode.dirty())  # and the search entries
-    highlight.prune(root, mode.dirty())  # and the highlighted code blocks
     stamp.finish(config)  # site/.build-inputs.json: what the site was built from (tests/conftest.py reads it)
 
 
