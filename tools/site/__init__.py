@@ -22,6 +22,10 @@ The modules they call:
 * ``watching``   how soon ``mkdocs serve`` sees a save (its file watcher's interval);
 * ``stamp``      what a built site was built from (``site/.build-inputs.json``), so that no test reads a stale one.
 
+And one that runs a build of its own:
+
+* ``page_build`` a strict build of one page and the pages it links to (``make check PAGE=...``).
+
 Each module imports mkdocs and the notebook tools only inside the functions that need them,
 so that the tools (``tools/book/parity.py``) and the tests can use them cheaply.
 """

@@ -138,8 +138,8 @@ def on_post_build(config: Any) -> None:
     search.forget_duplicates(config)  # serve: the index material carries to the next rebuild, once each
     templates.write_static_pages(config)  # each language's 404.html and sitemap.xml
     printpage.finish(config)  # the print pages: links to figures, the labs' style sheets once
-    labs.prune(root, mode.dirty())  # drop the labs' cache folders no lab used (but the newest few)
-    figures.prune(root, mode.dirty())  # drop the cached figures no page used
+    labs.prune(root, mode.partial())  # drop the labs' cache folders no lab used (but the newest few)
+    figures.prune(root, mode.partial())  # drop the cached figures no page used
     stamp.finish(config)  # site/.build-inputs.json: what the site was built from (tests/conftest.py reads it)
 
 

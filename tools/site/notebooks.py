@@ -2,8 +2,9 @@
 
 :func:`write` puts, after each language's build, one notebook per chapter into the built site
 (``site/[en/]notebooks/NN-name.ipynb``): never into ``docs/``, so ``mkdocs serve`` does not reload
-in a loop. Under ``serve --dirty`` only the notebooks of saved chapters are rewritten. Every notebook opens with the setup cell of ``tools/release/package.py``, pinned to the
-package's version. The labs (jupytext scripts) become ``site/[en/]labs/NAME/NAME.ipynb``; a lab that
+in a loop. Under ``serve --dirty`` only the notebooks of saved chapters are rewritten, and a build of a
+few pages (``tools/site/page_build.py``) writes theirs. Every notebook opens with the setup cell of
+``tools/release/package.py``, pinned to the package's version. The labs (jupytext scripts) become ``site/[en/]labs/NAME/NAME.ipynb``; a lab that
 reads files of the repository (the corpus, a checkpoint, the benchmark results) carries them in a
 second cell (:func:`data_cell`), so that its notebook, like a chapter's, runs in an empty folder
 with only the package. Every cell's id is derived from its content (:func:`stable_ids`): the same
@@ -24,7 +25,7 @@ from tools.site import figures
 from tools.site.labs import LAB, files_read_by_lab
 from tools.site.languages import DEFAULT_LANGUAGE, root_prefix, source_of
 from tools.release.package import setup_cell
-from tools.book.tangle import TEST_DIRECTIVE, book_pages, directives_above, load_config, nav_entries, parse_fences
+from tools.book.tangle import TEST_DIRECTIVE, book_pages, directives_above, nav_entries, parse_fences
 
 log = logging.getLogger("mkdocs.hooks.tangle")
 
@@ -231,7 +232,8 @@ def write(config: Any, lang: str, dirty: bool) -> None:
     out = site / NOTEBOOK_DIR
     out.mkdir(parents=True, exist_ok=True)
     version = config.extra["selfattn_version"]
-    pages = chapter_pages(root)
+    entries = nav_entries({"nav": config.nav})  # the pages this build builds (tools/site/page_build.py: a few)
+    pages = [p for p in chapter_pages(root) if p in entries]
 
     def fresh(source: Path, target: Path) -> bool:  # only under `serve --dirty` does site/ survive a rebuild
         return dirty and target.exists() and target.stat().st_mtime_ns > source.stat().st_mtime_ns
@@ -244,7 +246,7 @@ def write(config: Any, lang: str, dirty: bool) -> None:
         text = figures.resolve(source.read_text(encoding="utf-8"), figures.numbering(root, lang), lang)  # {fig:LABEL}
         nb = chapter_notebook(text, f"docs/{source_of(page, lang, docs)}", config.site_url or "", version, lang)
         jupytext.write(nb, target, fmt="ipynb")
-    labs = [entry for entry in nav_entries(load_config(root)) if LAB.match(entry)]
+    labs = [entry for entry in entries if LAB.match(entry)]
     for lab in labs:  # the labs are jupytext percent scripts: convert each to .ipynb beside its page
         source = docs / source_of(lab, lang, docs)
         target = site / lab_notebook(lab)
