@@ -132,10 +132,13 @@ test-floor:
 # every CUDA-only test and book block, the device-parametrized tests on CUDA, the fully masked row on each
 # CUDA backend and the benchmarks against SDPA's flash backend (and chapter 8.5's Triton kernel if present),
 # within 5 minutes on one GPU; writes reports/gpu-check.json. Without CUDA it stops with exit status 2.
-# `python -m tools.measure.gpu_check --plan` prints what it runs, anywhere.
+# Chapter 8.5's part: the kernel's TFLOPS over n against SDPA's flash backend, and DRAM bytes by Nsight Compute
+# (if ncu is on the PATH). `make gpu-check ARGS=--plan` (or `python -m tools.measure.gpu_check --plan`) prints
+# what it runs, anywhere, and runs nothing.
 GPU_PYTHON ?= $(BIN)/python
+ARGS       ?=
 gpu-check:
-	$(GPU_PYTHON) -m tools.measure.gpu_check
+	$(GPU_PYTHON) -m tools.measure.gpu_check $(ARGS)
 
 # CPU benchmarks (a few minutes): writes benchmarks/results/cpu.json and model.json; see docs/reference/benchmarks.md.
 bench: $(STAMP)

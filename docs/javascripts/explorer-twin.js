@@ -5,7 +5,11 @@
 // (Pre-LN, causal, GELU with erf), then the final LayerNorm and the head. Sums run in float64
 // (JavaScript numbers); each step's result is stored in a Float32Array, as PyTorch stores it.
 // tests/site/test_explorer.py runs it in Chromium and compares the logits and every layer's
-// attention weights with CharLM in PyTorch (float32, max abs difference <= 1e-4).
+// attention weights with CharLM in PyTorch (float32, max abs difference <= 1e-4), and the steps
+// behind one row of weights (steps: q, the scores q.k, the scaled scores) too.
+//
+// attention() is chapter 3's formula on the worked example (selfattn.example, exported by
+// tools/data/explorer_book.py), in float64: the explorer's second mode.
 //
 // The weights come from tools/data/explorer_export.py: charlm.json (config, vocabulary, and for each
 // tensor of the state dict its offset and shape) and charlm.bin (float16, little-endian), turned
@@ -182,8 +186,9 @@
       return x;
     }
 
-    // The blocks on x (t new tokens), given each layer's cache of keys and values (which grows
-    // by t rows). Returns the new x, each layer's attention weights (h, t, T) and block output.
+    // The blocks on x (t new tokens), given each layer's cache of queries, keys and values (which
+    // grows by t rows; the queries only for the step view). Returns the new x, each layer's
+    // attention weights (h, t, T) and block output.
     blocksOn(x, t, caches, scale) {
       const d = this.d, attn = [], hidden = [];
       this.blocks.forEach((b, l) => {
@@ -191,6 +196,7 @@
         const c = caches[l], T = c.length + t, q = new Float32Array(t * d);
         for (let i = 0; i < t; i++) {
           q.set(qkv.subarray(i * 3 * d, i * 3 * d + d), i * d);
+          c.q.set(qkv.subarray(i * 3 * d, i * 3 * d + d), (c.length + i) * d);
           c.k.set(qkv.subarray(i * 3 * d + d, i * 3 * d + 2 * d), (c.length + i) * d);
           c.v.set(qkv.subarray(i * 3 * d + 2 * d, i * 3 * d + 3 * d), (c.length + i) * d);
         }
@@ -212,7 +218,26 @@
 
     newCache() {
       const size = this.config.block_size * this.d;
-      return this.blocks.map(() => ({ k: new Float32Array(size), v: new Float32Array(size), length: 0 }));
+      return this.blocks.map(() => ({
+        q: new Float32Array(size), k: new Float32Array(size), v: new Float32Array(size), length: 0,
+      }));
+    }
+
+    // The numbers behind row i of the weights of layer l's head h in a run (forward or update):
+    // the query q_i of that head (dh), the scores q_i . k_j of the keys j <= i, the scores times
+    // the run's scale, and the weights themselves, as the heatmap shows them (the run's row).
+    steps(run, l, h, i) {
+      const c = run.cache[l], d = this.d, dh = this.dh, n = run.ids.length, o = h * dh;
+      const q = c.q.slice(i * d + o, i * d + o + dh);
+      const scores = new Float32Array(i + 1), scaled = new Float32Array(i + 1);
+      for (let j = 0; j <= i; j++) {
+        let dot = 0;
+        for (let k = 0; k < dh; k++) dot += q[k] * c.k[j * d + o + k];
+        scores[j] = Math.fround(dot);
+        scaled[j] = Math.fround(scores[j] * run.scale);
+      }
+      const weights = run.attn[l].slice((h * n + i) * n, (h * n + i) * n + i + 1);
+      return { q, scores, scaled, weights };
     }
 
     // The whole window: ids (n <= block_size). Returns logits (n, V) (or only the last row,
@@ -265,6 +290,18 @@
       const r = this.forward(ids.slice(-bs), { scale, lastOnly: true });
       return { logits: r.logits, cache: r.cache };
     }
+  }
+
+  // Scaled dot-product attention as chapter 3 writes it, on small matrices given as arrays of rows,
+  // in float64: Q = X W_q, K = X W_k, V = X W_v (W: row = an input feature), S = Q K^T, the scaled
+  // scores S / sqrt(d_k), A = softmax of each row (no mask), O = A V.
+  function attention(x, wq, wk, wv) {
+    const mm = (a, b) => a.map((r) => b[0].map((_, c) => r.reduce((s, v, k) => s + v * b[k][c], 0)));
+    const q = mm(x, wq), k = mm(x, wk), v = mm(x, wv), dk = wk[0].length;
+    const s = q.map((qi) => k.map((kj) => qi.reduce((acc, v, c) => acc + v * kj[c], 0)));
+    const scaled = s.map((r) => r.map((z) => z / Math.sqrt(dk)));
+    const a = scaled.map((r) => Array.from(softmax(r)));
+    return { q, k, v, s, scaled, a, o: mm(a, v), dk };
   }
 
   // softmax(logits / temperature) as float64 probabilities.
@@ -322,5 +359,5 @@
     return new CharLM(manifest, halfToFloat(bits));
   }
 
-  root.CharLMTwin = { CharLM, load, halfToFloat, softmax, sample, entropy, erf, erfSlow, gelu };
+  root.CharLMTwin = { CharLM, load, halfToFloat, softmax, sample, entropy, erf, erfSlow, gelu, attention };
 })(window);

@@ -3,7 +3,7 @@
 # Edit the chapter(s) above and run `make tangle`; CI fails if this file drifts.
 
 
-# --- docs/03-qkv-formula.md § 例句：一步一步算 ---
+# --- docs/03-qkv-formula.md § 3.2 一个查询，一步一步 ---
 """The worked example (chapter 3): "cat drank milk, then it slept", hand-set.
 
 Each token has d = 4 features: animal, drink, action, pronoun. Each call

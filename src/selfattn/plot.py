@@ -200,19 +200,32 @@ def heatmaps(ms: Sequence[Tensor], rows: Sequence[str], cols: Sequence[str],
 
 
 def box(ax: Axes, shape: Sequence[int], xy: tuple[float, float], label: str, *,
-        color: str = HEAD_COLORS[0], cell: float = 0.25) -> tuple[float, ...]:
+        color: Any = HEAD_COLORS[0], cell: float = 0.25,
+        rows: Sequence[Any] | None = None, cols: Sequence[Any] | None = None,
+        mark: int | None = None) -> tuple[float, ...]:
     """Draw a tensor as ``shape[-2]`` × ``shape[-1]`` cells, its left edge centered
-    at ``xy``, with ``label`` and the shape below. Returns (x0, y0, x1, y1)."""
+    at ``xy``, with ``label`` and the shape below. ``rows`` (from the top) or
+    ``cols`` give each row or column its own color (a token's); ``mark`` outlines
+    one row, the query a diagram follows. Returns (x0, y0, x1, y1)."""
     from matplotlib.patches import Rectangle
 
     if len(shape) < 2:
         raise ValueError(f"box: shape must have at least 2 dims, got {tuple(shape)}")
     r, c = shape[-2], shape[-1]
+    for name, given, need in (("rows", rows, r), ("cols", cols, c)):
+        if given is not None and len(given) != need:
+            raise ValueError(f"box: {name} must give {need} colors for shape "
+                             f"{tuple(shape)}, got {len(given)}")
     x0, y0 = xy[0], xy[1] - r * cell / 2
-    for i in range(r):
+    for i in range(r):  # 第 i 行，从上往下数
         for j in range(c):
-            ax.add_patch(Rectangle((x0 + j * cell, y0 + i * cell), cell, cell,
-                                   facecolor=color, edgecolor="white", lw=0.5))
+            face = (rows[i] if rows is not None else
+                    cols[j] if cols is not None else color)
+            ax.add_patch(Rectangle((x0 + j * cell, y0 + (r - 1 - i) * cell), cell,
+                                   cell, facecolor=face, edgecolor="white", lw=0.5))
+    if mark is not None:  # 跟着走的那一行：描一圈边
+        ax.add_patch(Rectangle((x0, y0 + (r - 1 - mark) * cell), c * cell, cell,
+                               fill=False, edgecolor=INK, lw=1.2))
     dims = "×".join(str(s) for s in shape)
     ax.text(x0 + c * cell / 2, y0 - 0.1, f"{label}\n({dims})", ha="center", va="top")
     ax.set_aspect("equal")
@@ -234,6 +247,112 @@ def arrow(ax: Axes, a: Sequence[float], b: Sequence[float], *,
     if label is not None:
         mid = ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2)
         ax.text(*mid, label, ha="center", va="bottom")
+
+
+# --- docs/03-plot-source.md § 机制图：向量、条形与形状 ---
+# 例句的六个词元各一种颜色，全书不变：猫、喝了、牛奶、然后、它、睡了
+TOKEN_COLORS = ("#e8590c", "#0c8599", "#1c7ed6", "#868e96", "#ae3ec9", "#2f9e44")
+CELL_IN = 0.36  # 机制图中一个格子的边长（英寸），放得下 CELL_PT 的“-0.80”
+WIDE_IN, NARROW_IN = 7.0, 4.5  # 机制图的最大宽度（英寸）：宽版、窄版
+
+
+def diagram(width: float, height: float) -> tuple[Figure, Axes]:
+    """A canvas for a mechanism diagram, ``width`` × ``height`` inches: one axes over
+    the whole figure, 1 unit = 1 inch, origin at the bottom left, no axis lines.
+
+    ``width`` is at most ``WIDE_IN``, or ``NARROW_IN`` while :func:`narrow` is True."""
+    limit = NARROW_IN if narrow() else WIDE_IN
+    if not (0 < width <= limit and height > 0):
+        raise ValueError(f"diagram: size must be 0 < width <= {limit} and height > 0 "
+                         f"inches (narrow={narrow()}), got ({width}, {height})")
+    fig, ax = figure(size=(width, height))
+    fig.set_layout_engine("none")
+    fig.set_size_inches(width, height)
+    ax.set_position((0.0, 0.0, 1.0, 1.0))
+    ax.set(xlim=(0, width), ylim=(0, height))
+    ax.set_axis_off()
+    return fig, ax
+
+
+def tint(color: str, amount: float) -> tuple[float, float, float]:
+    """``color`` mixed with white: ``amount`` 1 gives the color, 0 gives white."""
+    from matplotlib.colors import to_rgb
+
+    a = min(max(amount, 0.0), 1.0)
+    return tuple(1 - a + a * c for c in to_rgb(color))  # type: ignore[return-value]
+
+
+def vector(ax: Axes, v: Tensor, xy: tuple[float, float], *, color: str = INK,
+           fmt: str = ".2f", vmax: float | None = None, label: str | None = None,
+           note: str | None = None, cell: float = CELL_IN) -> tuple[float, ...]:
+    """Draw ``v`` as a row of cells from ``xy`` (the row's left edge, its middle),
+    each cell tinted by ``|value| / vmax`` in ``color`` (``vmax``: the largest
+    ``|value|``) and its value written in it in black or white (a zero as ``0``);
+    ``label`` to the left, ``note`` (a shape, a name) to the right. Returns
+    (x0, y0, x1, y1).
+
+    Shape:
+        v: ``(d,)``
+    """
+    from matplotlib.patches import Rectangle
+
+    if not isinstance(v, Tensor) or v.dim() != 1:
+        got = tuple(v.shape) if isinstance(v, Tensor) else type(v).__name__
+        raise ValueError(f"vector: v must be a 1-D torch.Tensor, got {got}")
+    vals = v.detach().double().tolist()
+    top = vmax if vmax is not None else max(map(abs, vals), default=0.0) or 1.0
+    x0, y0 = xy[0], xy[1] - cell / 2
+    for j, val in enumerate(vals):
+        face = tint(color, 0.15 + 0.85 * abs(val) / top)
+        ax.add_patch(Rectangle((x0 + j * cell, y0), cell, cell, facecolor=face,
+                               edgecolor=color, lw=0.8))
+        ax.text(x0 + (j + 0.5) * cell, xy[1], format(val, fmt) if val else "0",
+                ha="center", va="center", fontsize=CELL_PT, color=text_color(face))
+    x1 = x0 + len(vals) * cell
+    if label is not None:
+        ax.text(x0 - 0.08, xy[1], label, ha="right", va="center")
+    if note is not None:
+        ax.text(x1 + 0.08, xy[1], note, ha="left", va="center")
+    return x0, y0, x1, y0 + cell
+
+
+def bars(ax: Axes, w: Tensor, xy: tuple[float, float], *, colors: Sequence[str],
+         length: float = 1.0, step: float = CELL_IN, fmt: str = ".2f",
+         across: bool = False) -> tuple[float, ...]:
+    """Weights ``w`` (0..1) as bars, ``length`` inches for a weight of 1, the value
+    written at each bar's end: bars growing right, stacked down from ``xy`` (a
+    row's left edge and middle), or, with ``across``, growing up side by side from
+    ``xy`` (the first bar's left edge, the baseline). Returns (x0, y0, x1, y1).
+
+    Shape:
+        w: ``(n,)``; colors: one per bar
+    """
+    from matplotlib.patches import Rectangle
+
+    if not isinstance(w, Tensor) or w.dim() != 1 or len(colors) != len(w):
+        got = tuple(w.shape) if isinstance(w, Tensor) else type(w).__name__
+        raise ValueError(f"bars: w must be a 1-D torch.Tensor with one color per "
+                         f"bar, got w {got} and {len(colors)} colors")
+    vals = w.detach().double().tolist()
+    if any(not 0 <= x <= 1 for x in vals):
+        raise ValueError(f"bars: weights must lie in [0, 1], got {vals}")
+    thick = 0.7 * step
+    for k, (val, c) in enumerate(zip(vals, colors, strict=True)):
+        if across:
+            x = xy[0] + k * step
+            ax.add_patch(Rectangle((x + (step - thick) / 2, xy[1]), thick,
+                                   val * length, color=c, lw=0))
+            ax.text(x + step / 2, xy[1] + val * length + 0.04, format(val, fmt),
+                    ha="center", va="bottom", fontsize=CELL_PT)
+        else:
+            y = xy[1] - k * step
+            ax.add_patch(Rectangle((xy[0], y - thick / 2), val * length, thick,
+                                   color=c, lw=0))
+            ax.text(xy[0] + val * length + 0.05, y, format(val, fmt), ha="left",
+                    va="center", fontsize=CELL_PT)
+    if across:
+        return xy[0], xy[1], xy[0] + len(vals) * step, xy[1] + length
+    return xy[0], xy[1] - (len(vals) - 0.5) * step, xy[0] + length, xy[1] + step / 2
 
 
 # --- docs/03-plot-source.md § 实验里的图 ---

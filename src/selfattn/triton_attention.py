@@ -4,13 +4,15 @@
 
 
 # --- docs/08-triton.md § 8.5.3 内核 ---
-"""8.3's online softmax as one fused Triton kernel: the forward pass, tiles on chip.
+"""8.3's online softmax as fused Triton kernels: the forward pass and its backward.
 
 One program per query tile and (batch, head) reads its queries once, loops over the
 key tiles with ``m``, ``l`` and the output tile on chip, and writes only the output
-and the log-sum-exp. Needs ``pip install "selfattn[triton]"``. Without CUDA the module
-sets ``TRITON_INTERPRET=1`` before importing triton: the kernel runs on CPU tensors
-in triton's interpreter (to check it, not to be fast).
+and the log-sum-exp. The backward pass recomputes each tile of P from the saved
+log-sum-exp, in one program per key tile (dK, dV) and one per query tile (dQ). Needs
+``pip install "selfattn[triton]"``. Without CUDA the module sets
+``TRITON_INTERPRET=1`` before importing triton: the kernels run on CPU tensors in
+triton's interpreter (to check them, not to be fast).
 """
 
 from __future__ import annotations
@@ -41,45 +43,75 @@ INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"  # 内核由解释器执
 
 
 # --- docs/08-triton.md § 8.5.3 内核 ---
+LOG2E = tl.constexpr(1.4426950408889634)  # log₂e：e^x = 2^(x·log₂e)
+DOT_PRECISION = tl.constexpr("ieee")  # float32 的点积用真正的 float32，不用 TF32
+
+
 @triton.jit
-def _attention_kernel(Q, K, V, O, LSE, n_q, n_k, scale,  # type: ignore[no-untyped-def]
-                      IS_CAUSAL: tl.constexpr, D: tl.constexpr,
-                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    i = tl.program_id(0)  # 第几个查询块
-    bh = tl.program_id(1)  # 第几个 (样本, 头)
-    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)  # (BLOCK_M,) 这一块的查询号
-    dims = tl.arange(0, D)  # (D,)
-    Q += bh * n_q * D  # 指向这个 (样本, 头) 的 (n_q, D) 矩阵
-    K += bh * n_k * D
-    V += bh * n_k * D
-    # 查询块只读一次；超出 n_q 的行读成 0，最后也不写回
-    q = tl.load(Q + rows[:, None] * D + dims[None, :], mask=rows[:, None] < n_q,
-                other=0.0)  # (BLOCK_M, D)
-    m = tl.full([BLOCK_M], float("-inf"), tl.float32)  # 运行最大值
-    l = tl.zeros([BLOCK_M], tl.float32)  # 运行和
-    acc = tl.zeros([BLOCK_M, D], tl.float32)  # 未归一化的输出
-    hi = tl.minimum((i + 1) * BLOCK_M, n_k) if IS_CAUSAL else n_k  # 因果：只到对角线
-    for j0 in range(0, hi, BLOCK_N):
-        cols = j0 + tl.arange(0, BLOCK_N)  # (BLOCK_N,) 这一块的键号
-        real = cols[:, None] < n_k  # 超出 n_k 的键读成 0
-        k = tl.load(K + cols[:, None] * D + dims[None, :], mask=real, other=0.0)
-        v = tl.load(V + cols[:, None] * D + dims[None, :], mask=real, other=0.0)
-        s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale  # S = scale·q kᵀ
+def _tile(base, stride_r, stride_c,  # type: ignore[no-untyped-def]
+          ROWS: tl.constexpr, D: tl.constexpr):
+    """Pointers to a (ROWS, D) tile: (r, c) at base + r * stride_r + c * stride_c."""
+    r, c = tl.arange(0, ROWS), tl.arange(0, D)
+    return base + r[:, None] * stride_r + c[None, :] * stride_c
+
+
+@triton.jit
+def _online_step(q, k, v, m, l, acc,  # type: ignore[no-untyped-def]
+                 scale, rows, cols, n_k, IS_CAUSAL: tl.constexpr, MASK: tl.constexpr):
+    """One key tile of 8.3.2's online softmax, in base 2: s and m carry log₂e."""
+    s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * (scale * LOG2E)
+    if MASK:  # 只有跨过对角线或 n_k 的块要掩蔽
         keep = cols[None, :] < n_k  # 读成 0 的键得分是 0，不是 -inf：要掩蔽
         if IS_CAUSAL:
             keep = keep & (cols[None, :] <= rows[:, None])  # j <= i
         s = tl.where(keep, s, float("-inf"))  # (BLOCK_M, BLOCK_N)
-        m_new = tl.maximum(m, tl.max(s, 1))  # m = max(m_A, max_j s_j)
-        alpha = tl.exp(m - m_new)  # α = e^{m_A - m}：旧结果的缩放因子
-        p = tl.exp(s - m_new[:, None])  # e^{s_j - m}
-        l = alpha * l + tl.sum(p, 1)  # l = α·l_A + Σ_j e^{s_j - m}
-        pv = tl.dot(p.to(v.dtype), v, input_precision="ieee")  # Σ_j e^{s_j - m} v_j
-        acc = acc * alpha[:, None] + pv  # acc = α·acc_A + Σ_j e^{s_j - m} v_j
-        m = m_new
+    m_new = tl.maximum(m, tl.max(s, 1))  # m = max(m_A, max_j s_j)
+    alpha = tl.exp2(m - m_new)  # α = 2^(m_A - m)：旧结果的缩放因子
+    p = tl.exp2(s - m_new[:, None])  # 2^(s_j - m)，即 e^(S_j - M)
+    l = alpha * l + tl.sum(p, 1)  # l = α·l_A + Σ_j p_j
+    pv = tl.dot(p.to(v.dtype), v, input_precision=DOT_PRECISION)  # Σ_j p_j v_j
+    return m_new, l, acc * alpha[:, None] + pv  # acc = α·acc_A + Σ_j p_j v_j
+
+
+# --- docs/08-triton.md § 8.5.3 内核 ---
+@triton.jit
+def _attention_kernel(Q, K, V, O, LSE, sq, sk, sv, so,  # type: ignore[no-untyped-def]
+                      H, n_q, n_k, scale, IS_CAUSAL: tl.constexpr, D: tl.constexpr,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    i = tl.program_id(0)  # 第几个查询块
+    bh = tl.program_id(1).to(tl.int64)  # 第几个 (样本, 头)；int64：偏移可超过 2^31
+    b, h = bh // H, bh % H
+    row0 = (i * BLOCK_M).to(tl.int64)  # 这一块的第一行
+    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)  # (BLOCK_M,) 这一块的查询号
+    # 查询块只读一次；超出 n_q 的行读成 0，最后也不写回
+    q_ptrs = _tile(Q + b * sq[0] + h * sq[1] + row0 * sq[2], sq[2], sq[3], BLOCK_M, D)
+    q = tl.load(q_ptrs, mask=rows[:, None] < n_q, other=0.0)  # (BLOCK_M, D)
+    kp = _tile(K + b * sk[0] + h * sk[1], sk[2], sk[3], BLOCK_N, D)  # 第 0 个键块
+    vp = _tile(V + b * sv[0] + h * sv[1], sv[2], sv[3], BLOCK_N, D)
+    m = tl.full([BLOCK_M], float("-inf"), tl.float32)  # 运行最大值（乘过 log₂e）
+    l = tl.zeros([BLOCK_M], tl.float32)  # 运行和
+    acc = tl.zeros([BLOCK_M, D], tl.float32)  # 未归一化的输出
+    hi = tl.minimum((i + 1) * BLOCK_M, n_k) if IS_CAUSAL else n_k  # 因果：只到对角线
+    seen = tl.minimum(i * BLOCK_M + 1, n_k) if IS_CAUSAL else n_k  # 每一行都看得见的键
+    full = seen // BLOCK_N * BLOCK_N  # 此前的键块整块可见：不必掩蔽
+    for j0 in range(0, full, BLOCK_N):
+        m, l, acc = _online_step(q, tl.load(kp), tl.load(vp), m, l, acc, scale, rows,
+                                 j0 + tl.arange(0, BLOCK_N), n_k, IS_CAUSAL, False)
+        kp += BLOCK_N * sk[2]  # 下一个键块
+        vp += BLOCK_N * sv[2]
+    for j0 in range(full, hi, BLOCK_N):  # 跨过对角线或 n_k 的块
+        cols = j0 + tl.arange(0, BLOCK_N)  # (BLOCK_N,) 这一块的键号
+        real = cols[:, None] < n_k  # 超出 n_k 的键读成 0
+        k, v = tl.load(kp, mask=real, other=0.0), tl.load(vp, mask=real, other=0.0)
+        m, l, acc = _online_step(q, k, v, m, l, acc, scale, rows, cols, n_k,
+                                 IS_CAUSAL, True)
+        kp += BLOCK_N * sk[2]
+        vp += BLOCK_N * sv[2]
     out = acc / l[:, None]  # o = acc / l
-    tl.store(O + bh * n_q * D + rows[:, None] * D + dims[None, :],
-             out.to(O.dtype.element_ty), mask=rows[:, None] < n_q)
-    tl.store(LSE + bh * n_q + rows, m + tl.log(l), mask=rows < n_q)  # lse = m + log l
+    o_ptrs = _tile(O + b * so[0] + h * so[1] + row0 * so[2], so[2], so[3], BLOCK_M, D)
+    tl.store(o_ptrs, out.to(O.dtype.element_ty), mask=rows[:, None] < n_q)
+    lse = (m + tl.log2(l)) / LOG2E  # lse = M + ln l：换回以 e 为底
+    tl.store(LSE + bh * n_q + rows, lse, mask=rows < n_q)
 
 
 # --- docs/08-triton.md § 8.5.4 启动内核 ---
@@ -89,8 +121,10 @@ def fused_attention(
 ) -> tuple[Tensor, Tensor]:
     """softmax(q kᵀ · scale) v in one kernel launch, and the log-sum-exp of each row.
 
-    ``is_causal`` keeps keys ``j <= i`` (top-left, as ``chunked_attention``). Runs
-    natively on CUDA tensors, and on CPU tensors in triton's interpreter.
+    ``is_causal`` keeps keys ``j <= i`` (top-left, as ``chunked_attention``). Inputs
+    of any strides are read in place. Both results are differentiable: the backward
+    pass runs two more kernels (no atomics, the same bits on every run). Runs natively
+    on CUDA tensors, and on CPU tensors in triton's interpreter.
 
     Shape:
         q ``(..., n_q, d)``, k and v ``(..., n_k, d)``, the same batch dims
@@ -102,15 +136,30 @@ def fused_attention(
     """
     _check_inputs(q, k, v, is_causal, block_m, block_n)
     *batch, n_q, d = q.shape
-    n_k = k.shape[-2]
-    q3, k3, v3 = (t.reshape(-1, t.shape[-2], d).contiguous() for t in (q, k, v))
-    out = torch.empty_like(q3)  # (B·h, n_q, d)
-    lse = torch.empty(q3.shape[:-1], dtype=torch.float32, device=q.device)
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    grid = (triton.cdiv(n_q, block_m), q3.shape[0])  # (查询块数, B·h) 个程序
-    _attention_kernel[grid](q3, k3, v3, out, lse, n_q, n_k, scale,
-                            IS_CAUSAL=is_causal, D=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    q4, k4, v4 = (_as_4d(t) for t in (q, k, v))  # (Z, H, n, d)，通常是视图
+    args = (q4, k4, v4, is_causal, scale, block_m, block_n)
+    out, lse = FusedAttention.apply(*args)  # type: ignore[no-untyped-call]
     return out.view(*batch, n_q, d), lse.view(*batch, n_q)
+
+
+def _as_4d(t: Tensor) -> Tensor:
+    """(..., n, d) -> (Z, H, n, d): a view unless the leading dims cannot merge."""
+    heads = t.shape[-3] if t.dim() > 2 else 1
+    return t.reshape(-1, heads, *t.shape[-2:])
+
+
+def _forward(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale: float,
+             block_m: int, block_n: int) -> tuple[Tensor, Tensor]:
+    """Launch the forward kernel on (Z, H, n, d) tensors of any strides."""
+    (z, h, n_q, d), n_k = q.shape, k.shape[-2]
+    out = q.new_empty(q.shape)  # (Z, H, n_q, d)
+    lse = torch.empty(z, h, n_q, dtype=torch.float32, device=q.device)
+    grid = (triton.cdiv(n_q, block_m), z * h)  # (查询块数, Z·H) 个程序
+    _attention_kernel[grid](q, k, v, out, lse, q.stride(), k.stride(), v.stride(),
+                            out.stride(), h, n_q, n_k, scale, IS_CAUSAL=is_causal,
+                            D=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out, lse
 
 
 def _check_inputs(q: Tensor, k: Tensor, v: Tensor, is_causal: bool,
@@ -138,3 +187,145 @@ def _check_inputs(q: Tensor, k: Tensor, v: Tensor, is_causal: bool,
         if isinstance(size, bool) or not isinstance(size, int) or size < 16 \
                 or size & (size - 1):
             raise ValueError(f"{fn}: {name} must be a power of 2 >= 16, got {size!r}")
+
+
+# --- docs/08-triton.md § 8.5.8 反向传播：谁把哪个累加器留在片上 ---
+@triton.jit
+def _p_tile(q, k, lse, scale, rows, cols, n_q, n_k,  # type: ignore[no-untyped-def]
+            IS_CAUSAL: tl.constexpr):
+    """P = e^(S - lse) of one tile, recomputed from q, k and the saved lse; 0 masked."""
+    s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * (scale * LOG2E)
+    keep = (rows[:, None] < n_q) & (cols[None, :] < n_k)
+    if IS_CAUSAL:
+        keep = keep & (cols[None, :] <= rows[:, None])  # j <= i
+    return tl.where(keep, tl.exp2(s - lse[:, None] * LOG2E), 0.0)  # (BLOCK_M, BLOCK_N)
+
+
+@triton.jit
+def _dkdv_kernel(Q, K, V, DO, DK, DV, LSE, DELTA,  # type: ignore[no-untyped-def]
+                 sq, sk, sv, sdo, sdk, sdv, H, n_q, n_k, scale,
+                 IS_CAUSAL: tl.constexpr, D: tl.constexpr,
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    j = tl.program_id(0)  # 第几个键块
+    bh = tl.program_id(1).to(tl.int64)  # 第几个 (样本, 头)
+    b, h = bh // H, bh % H
+    col0 = (j * BLOCK_N).to(tl.int64)
+    cols = j * BLOCK_N + tl.arange(0, BLOCK_N)  # (BLOCK_N,) 这一块的键号
+    real = cols[:, None] < n_k
+    k_ptrs = _tile(K + b * sk[0] + h * sk[1] + col0 * sk[2], sk[2], sk[3], BLOCK_N, D)
+    v_ptrs = _tile(V + b * sv[0] + h * sv[1] + col0 * sv[2], sv[2], sv[3], BLOCK_N, D)
+    k = tl.load(k_ptrs, mask=real, other=0.0)  # (BLOCK_N, D)：只读一次
+    v = tl.load(v_ptrs, mask=real, other=0.0)
+    dk = tl.zeros([BLOCK_N, D], tl.float32)
+    dv = tl.zeros([BLOCK_N, D], tl.float32)
+    lo = 0
+    if IS_CAUSAL:
+        lo = j * BLOCK_N // BLOCK_M * BLOCK_M  # 第一个看得见这些键的查询块
+    row0 = tl.cast(lo, tl.int64)
+    qp = _tile(Q + b * sq[0] + h * sq[1] + row0 * sq[2], sq[2], sq[3], BLOCK_M, D)
+    dop = _tile(DO + b * sdo[0] + h * sdo[1] + row0 * sdo[2], sdo[2], sdo[3],
+                BLOCK_M, D)
+    for i0 in range(lo, n_q, BLOCK_M):  # 循环查询块
+        rows = i0 + tl.arange(0, BLOCK_M)  # (BLOCK_M,)
+        inside = rows < n_q
+        q = tl.load(qp, mask=inside[:, None], other=0.0)
+        do = tl.load(dop, mask=inside[:, None], other=0.0)
+        lse = tl.load(LSE + bh * n_q + rows, mask=inside, other=0.0)
+        delta = tl.load(DELTA + bh * n_q + rows, mask=inside, other=0.0)  # D_i
+        p = _p_tile(q, k, lse, scale, rows, cols, n_q, n_k, IS_CAUSAL)  # 重算 P
+        dv += tl.dot(tl.trans(p.to(do.dtype)), do, input_precision=DOT_PRECISION)
+        dp = tl.dot(do, tl.trans(v), input_precision=DOT_PRECISION)  # dP = dO Vᵀ
+        ds = p * (dp - delta[:, None])  # dS = P ∘ (dP - D)
+        dk += tl.dot(tl.trans(ds.to(q.dtype)), q, input_precision=DOT_PRECISION)
+        qp += BLOCK_M * sq[2]  # 下一个查询块
+        dop += BLOCK_M * sdo[2]
+    dk_ptrs = _tile(DK + b * sdk[0] + h * sdk[1] + col0 * sdk[2], sdk[2], sdk[3],
+                    BLOCK_N, D)
+    dv_ptrs = _tile(DV + b * sdv[0] + h * sdv[1] + col0 * sdv[2], sdv[2], sdv[3],
+                    BLOCK_N, D)
+    tl.store(dk_ptrs, (dk * scale).to(DK.dtype.element_ty), mask=real)  # scale·dSᵀQ
+    tl.store(dv_ptrs, dv.to(DV.dtype.element_ty), mask=real)  # Pᵀ dO
+
+
+# --- docs/08-triton.md § 8.5.8 反向传播：谁把哪个累加器留在片上 ---
+@triton.jit
+def _dq_kernel(Q, K, V, DO, DQ, LSE, DELTA,  # type: ignore[no-untyped-def]
+               sq, sk, sv, sdo, sdq, H, n_q, n_k, scale,
+               IS_CAUSAL: tl.constexpr, D: tl.constexpr,
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    i = tl.program_id(0)  # 第几个查询块
+    bh = tl.program_id(1).to(tl.int64)
+    b, h = bh // H, bh % H
+    row0 = (i * BLOCK_M).to(tl.int64)
+    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)  # (BLOCK_M,)
+    inside = rows < n_q
+    q_ptrs = _tile(Q + b * sq[0] + h * sq[1] + row0 * sq[2], sq[2], sq[3], BLOCK_M, D)
+    do_ptrs = _tile(DO + b * sdo[0] + h * sdo[1] + row0 * sdo[2], sdo[2], sdo[3],
+                    BLOCK_M, D)
+    q = tl.load(q_ptrs, mask=inside[:, None], other=0.0)  # (BLOCK_M, D)：只读一次
+    do = tl.load(do_ptrs, mask=inside[:, None], other=0.0)
+    lse = tl.load(LSE + bh * n_q + rows, mask=inside, other=0.0)
+    delta = tl.load(DELTA + bh * n_q + rows, mask=inside, other=0.0)
+    dq = tl.zeros([BLOCK_M, D], tl.float32)
+    kp = _tile(K + b * sk[0] + h * sk[1], sk[2], sk[3], BLOCK_N, D)
+    vp = _tile(V + b * sv[0] + h * sv[1], sv[2], sv[3], BLOCK_N, D)
+    hi = tl.minimum((i + 1) * BLOCK_M, n_k) if IS_CAUSAL else n_k  # 与前向相同
+    for j0 in range(0, hi, BLOCK_N):  # 循环键块
+        cols = j0 + tl.arange(0, BLOCK_N)
+        real = cols[:, None] < n_k
+        k, v = tl.load(kp, mask=real, other=0.0), tl.load(vp, mask=real, other=0.0)
+        p = _p_tile(q, k, lse, scale, rows, cols, n_q, n_k, IS_CAUSAL)  # 再算一遍 P
+        dp = tl.dot(do, tl.trans(v), input_precision=DOT_PRECISION)
+        ds = p * (dp - delta[:, None])
+        dq += tl.dot(ds.to(k.dtype), k, input_precision=DOT_PRECISION)  # dS K
+        kp += BLOCK_N * sk[2]
+        vp += BLOCK_N * sv[2]
+    dq_ptrs = _tile(DQ + b * sdq[0] + h * sdq[1] + row0 * sdq[2], sdq[2], sdq[3],
+                    BLOCK_M, D)
+    tl.store(dq_ptrs, (dq * scale).to(DQ.dtype.element_ty), mask=inside[:, None])
+
+
+# --- docs/08-triton.md § 8.5.8 反向传播：谁把哪个累加器留在片上 ---
+def _backward(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor,
+              d_out: Tensor, d_lse: Tensor | None, is_causal: bool, scale: float,
+              block_m: int, block_n: int) -> tuple[Tensor, Tensor, Tensor]:
+    """dq, dk, dv of (Z, H, n, d) tensors: by key tiles, then by query tiles."""
+    (z, h, n_q, d), n_k = q.shape, k.shape[-2]
+    delta = (d_out.float() * out.float()).sum(-1)  # (Z, H, n_q)：D = rowsum(dO∘O)
+    if d_lse is not None:
+        delta = delta - d_lse  # lse 也有梯度：∂lse_i/∂S_ij = P_ij
+    dq, dk, dv = (t.new_empty(t.shape) for t in (q, k, v))
+    args = (h, n_q, n_k, scale)
+    meta = {"IS_CAUSAL": is_causal, "D": d, "BLOCK_M": block_m, "BLOCK_N": block_n}
+    _dkdv_kernel[(triton.cdiv(n_k, block_n), z * h)](
+        q, k, v, d_out, dk, dv, lse, delta, q.stride(), k.stride(), v.stride(),
+        d_out.stride(), dk.stride(), dv.stride(), *args, **meta)
+    _dq_kernel[(triton.cdiv(n_q, block_m), z * h)](
+        q, k, v, d_out, dq, lse, delta, q.stride(), k.stride(), v.stride(),
+        d_out.stride(), dq.stride(), *args, **meta)
+    return dq, dk, dv
+
+
+class FusedAttention(torch.autograd.Function):
+    """The forward kernel, and a backward pass by two more kernels (no atomics).
+
+    Call it through :func:`fused_attention`, which checks the inputs.
+    """
+
+    @staticmethod
+    def forward(ctx: torch.autograd.function.FunctionCtx, q: Tensor, k: Tensor,
+                v: Tensor, is_causal: bool, scale: float, block_m: int,
+                block_n: int) -> tuple[Tensor, Tensor]:
+        out, lse = _forward(q, k, v, is_causal, scale, block_m, block_n)
+        ctx.save_for_backward(q, k, v, out, lse)
+        ctx.args = (is_causal, scale, block_m, block_n)  # type: ignore[attr-defined]
+        return out, lse
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx: torch.autograd.function.FunctionCtx, d_out: Tensor,
+                 d_lse: Tensor | None) -> tuple[Tensor | None, ...]:
+        q, k, v, out, lse = ctx.saved_tensors  # type: ignore[attr-defined]
+        args = ctx.args  # type: ignore[attr-defined]
+        grads = _backward(q, k, v, out, lse, d_out, d_lse, *args)
+        return (*grads, None, None, None, None)

@@ -259,3 +259,93 @@ def test_show_gives_a_lab_plot_alt_text_a_caption_and_text_of_11_px(monkeypatch)
     ax.set_title("t", fontsize=6)
     plot.show(wide, "c", "a")
     assert ax.title.get_fontsize() * 100 / 72 * plot.LAB_COLUMN_PX / 700 == pytest.approx(plot.MIN_PX)
+
+
+# The mechanism diagrams' helpers (docs/03-plot-source.md, "机制图"): diagram, vector, bars, box rows.
+
+
+@pytest.mark.parametrize("color", plot.TOKEN_COLORS)
+def test_token_colors_legible_on_light_and_dark_pages(color):
+    assert contrast(color, "#ffffff") >= 3, color
+    assert contrast(color, "#1e2129") >= 3, color
+
+
+def test_one_color_per_token_of_the_example():
+    from selfattn import example
+
+    assert len(set(plot.TOKEN_COLORS)) == len(example.embeddings()) == 6
+
+
+def test_diagram_measures_in_inches_and_narrows_to_a_phone(monkeypatch):
+    monkeypatch.delenv("SELFATTN_FIGURE", raising=False)
+    fig, ax = plot.diagram(6.5, 2.0)
+    assert tuple(fig.get_size_inches()) == (6.5, 2.0)
+    assert ax.get_xlim() == (0, 6.5) and ax.get_ylim() == (0, 2.0)
+    assert tuple(ax.get_position().bounds) == (0, 0, 1, 1)  # 1 unit = 1 inch
+    with pytest.raises(ValueError, match=r"width <= 7.0 .*got \(7.5, 2\)"):
+        plot.diagram(7.5, 2)
+    monkeypatch.setenv("SELFATTN_FIGURE", "narrow")
+    plot.diagram(4.5, 9)
+    with pytest.raises(ValueError, match=r"width <= 4.5 .*narrow=True.*got \(6.5, 2\)"):
+        plot.diagram(6.5, 2)
+
+
+def test_vector_writes_each_value_in_its_cell_tinted_by_its_size():
+    fig, ax = plot.diagram(4, 1)
+    v = torch.tensor([0.8, 0.04, 0.0, -0.4])
+    box = plot.vector(ax, v, (1.0, 0.5), color=plot.TOKEN_COLORS[0], label="o", note="(4,)")
+    cell = plot.CELL_IN
+    assert box == (1.0, 0.5 - cell / 2, 1.0 + 4 * cell, 0.5 + cell / 2)
+    cells = [t for t in ax.texts if t.get_fontsize() == plot.CELL_PT]
+    assert [t.get_text() for t in cells] == ["0.80", "0.04", "0", "-0.40"]  # a zero is 0
+    assert [t.get_position() for t in cells] == [(1.0 + (j + 0.5) * cell, 0.5) for j in range(4)]
+    assert {t.get_text() for t in ax.texts} >= {"o", "(4,)"}
+    faces = [luminance(p.get_facecolor()[:3]) for p in ax.patches]
+    assert faces[0] < faces[3] < faces[1] < faces[2]  # the larger |value|, the deeper the tint
+    assert faces[2] < 1 and to_rgb(ax.patches[2].get_edgecolor()) == to_rgb(plot.TOKEN_COLORS[0])
+    for t, p in zip(cells, ax.patches, strict=True):  # black or white, as stands out
+        assert t.get_color() == plot.text_color(p.get_facecolor())
+    with pytest.raises(ValueError, match=r"1-D torch.Tensor, got \(2, 2\)"):
+        plot.vector(ax, torch.eye(2), (0, 0))
+
+
+def test_vector_shares_a_scale_when_given_vmax():
+    fig, ax = plot.diagram(4, 1)
+    plot.vector(ax, torch.tensor([0.5]), (0, 0.5), vmax=1.0)
+    plot.vector(ax, torch.tensor([0.5]), (2, 0.5))  # alone, 0.5 is its own largest value
+    assert luminance(ax.patches[0].get_facecolor()[:3]) > luminance(ax.patches[1].get_facecolor()[:3])
+
+
+def test_bars_are_as_long_as_the_weights_and_say_them():
+    fig, ax = plot.diagram(4, 3)
+    w = torch.tensor([0.8, 0.15, 0.05])
+    colors = plot.TOKEN_COLORS[:3]
+    plot.bars(ax, w, (1.0, 2.5), colors=colors, length=2.0, step=0.5)
+    assert [round(p.get_width(), 6) for p in ax.patches] == [1.6, 0.3, 0.1]
+    assert [p.get_y() + p.get_height() / 2 for p in ax.patches] == [2.5, 2.0, 1.5]  # stacked down
+    assert [to_rgb(p.get_facecolor()) for p in ax.patches] == [to_rgb(c) for c in colors]
+    assert [t.get_text() for t in ax.texts] == ["0.80", "0.15", "0.05"]
+    assert [t.get_position()[0] for t in ax.texts] == pytest.approx([2.65, 1.35, 1.15])  # at each end
+    fig, ax = plot.diagram(4, 3)
+    plot.bars(ax, w, (0.5, 0.2), colors=colors, length=2.0, step=0.5, across=True)
+    assert [round(p.get_height(), 6) for p in ax.patches] == [1.6, 0.3, 0.1]
+    assert [p.get_y() for p in ax.patches] == [0.2] * 3  # side by side on one baseline
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        plot.bars(ax, torch.tensor([1.5, -0.5]), (0, 0), colors=colors[:2])
+    with pytest.raises(ValueError, match=r"one color per bar, got w \(3,\) and 2 colors"):
+        plot.bars(ax, w, (0, 0), colors=colors[:2])
+
+
+def test_box_colors_rows_or_columns_and_outlines_the_followed_row():
+    fig, ax = plot.figure()
+    plot.box(ax, (3, 2), (0, 0), "A", cell=1.0, rows=["red", "green", "blue"], mark=0)
+    by_row = {(p.get_x(), p.get_y()): to_rgb(p.get_facecolor()) for p in ax.patches[:6]}
+    assert by_row[(0, 2.0 - 1.5)] == to_rgb("red")  # row 0 is the top row
+    assert by_row[(1, -1.5)] == to_rgb("blue")
+    outline = ax.patches[-1]
+    assert not outline.get_fill() and (outline.get_y(), outline.get_width()) == (0.5, 2.0)
+    fig, ax = plot.figure()
+    plot.box(ax, (2, 3), (0, 0), "Kᵀ", cell=1.0, cols=["red", "green", "blue"])
+    assert [to_rgb(p.get_facecolor()) for p in ax.patches[:3]] == [to_rgb(c) for c in ("red", "green", "blue")]
+    with pytest.raises(ValueError, match=r"rows must give 2 colors for shape \(2, 3\), got 3"):
+        plot.box(ax, (2, 3), (0, 0), "K", rows=["red", "green", "blue"])

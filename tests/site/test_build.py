@@ -124,26 +124,29 @@ def test_the_print_page_per_language_and_its_links_to_figures(tmp_path: Path) ->
 def test_the_print_pages_links_that_print_site_got_wrong_are_mended() -> None:
     """Links to files one folder deeper on en/print_page/, ``#.`` (the preface), the print page's link to itself, and
     a section whose key an element of its page also has (the explorer's <div id="explorer">), and a label print-site
-    prefixed for a control it did not (the explorer's <textarea>)."""
+    prefixed for a control it did not (the explorer's <textarea>), and a link to a page with a query (chapter 3's
+    link to the explorer's worked example)."""
     head = '<link href="../assets/a.css" rel="stylesheet"><a href="../">home</a>'
     zh = (head + '<section class="print-page" id="index"><a href="#print_page">全书</a><a href="#explorer">探索器</a>'
-          '<a href="../dist/w.whl">wheel</a></section><section class="print-page" id="reference-errata">'
+          '<a href="#explorer-?mode=example">例句</a><a href="../dist/w.whl">wheel</a></section><section class="print-page" id="reference-errata">'
           '<a href="#.">前言</a><a href="#.-x">x</a><img src="../labs/p.png"></section>'
           '<section class="print-page" id="explorer"><div id="explorer"></div><a href="#explorer-notes">n</a>'
           '<label for="explorer-ex-text">t</label><textarea id="ex-text"></textarea>'
           '<label for="explorer-ex-k">k</label><input id="explorer-ex-k"><label for="explorer-gone">g</label></section>')
     assert printpage.fix_links(zh, "print_page") == (
         head + '<section class="print-page" id="index"><a href="#print-site-page">全书</a><a href="#explorer-page">探索器</a>'
-        '<a href="../dist/w.whl">wheel</a></section><section class="print-page" id="reference-errata">'
+        '<a href="#explorer-page">例句</a><a href="../dist/w.whl">wheel</a></section><section class="print-page" id="reference-errata">'
         '<a href="#index">前言</a><a href="#index-x">x</a><img src="../labs/p.png"></section>'
         '<section class="print-page" id="explorer-page"><div id="explorer"></div><a href="#explorer-notes">n</a>'
         '<label for="ex-text">t</label><textarea id="ex-text"></textarea>'
         '<label for="explorer-ex-k">k</label><input id="explorer-ex-k"><label for="explorer-gone">g</label></section>')
     en = (head + '<section class="print-page" id="en"><a href="#en-print_page">book</a><a href="../dist/w.whl">wheel</a>'
-          '<a class="x" href="../en/labs/s/s.ipynb">nb</a><img alt="" src="../en/labs/p.png"><a href="#en-01">1</a></section>')
+          '<a class="x" href="../en/labs/s/s.ipynb">nb</a><img alt="" src="../en/labs/p.png"><a href="#en-01">1</a>'
+          '<a href="#en-explorer-?mode=example">example</a></section>')
     assert printpage.fix_links(en, "en/print_page") == (
         head + '<section class="print-page" id="en"><a href="#print-site-page">book</a><a href="../../dist/w.whl">wheel</a>'
-        '<a class="x" href="../../en/labs/s/s.ipynb">nb</a><img alt="" src="../../en/labs/p.png"><a href="#en-01">1</a></section>')
+        '<a class="x" href="../../en/labs/s/s.ipynb">nb</a><img alt="" src="../../en/labs/p.png"><a href="#en-01">1</a>'
+        '<a href="#en-explorer">example</a></section>')
     assert printpage.fix_links(head, "en/print_page") == head  # no print page sections: nothing to mend
 
 

@@ -1,5 +1,6 @@
 """tools/data/explorer_export.py and tools/site/explorer_hook.py: the explorer's weights, exported once per
-checkpoint, exactly, and added to each edition's build (the browser side: tests/site/test_explorer.py)."""
+checkpoint, exactly, and added to each edition's build with its presets and book.json (the browser
+side: tests/site/test_explorer.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import torch
 
 from selfattn.charlm import Vocab, save_checkpoint
 from selfattn.model import CharLM
-from tools.data import explorer_export
+from tools.data import explorer_book, explorer_export
 from tools.site import explorer_hook
 from tools.data.explorer_export import CHECKPOINTS, NAMES, cached, export, write
 
@@ -123,7 +124,9 @@ def test_the_hook_adds_each_editions_weights(tmp_path: Path, lang: str, prefix: 
     from mkdocs.structure.files import Files
 
     checkpoint(tmp_path, lang)
-    (tmp_path / "docs").mkdir()
+    for rel in (*explorer_book.SOURCES, *explorer_book.CHAPTER.values()):  # what book.json is exported from
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes((ROOT / rel).read_bytes())
     config = MkDocsConfig(config_file_path=str(tmp_path / "mkdocs.yml"))
     config.load_dict({"site_name": "t", "docs_dir": str(tmp_path / "docs"), "site_dir": str(tmp_path / "site")})
     assert not config.validate()[0]
@@ -131,10 +134,12 @@ def test_the_hook_adds_each_editions_weights(tmp_path: Path, lang: str, prefix: 
     config.plugins._current_plugin = "tests"  # type: ignore[attr-defined]  # set by mkdocs while it runs a hook
     files = explorer_hook.on_files(Files([]), config)
     dest = sorted(f.dest_uri for f in files)
-    assert dest == [f"{prefix}explorer/{name}" for name in ("charlm.bin", "charlm.json", "presets.json")]
+    assert dest == [f"{prefix}explorer/{name}" for name in ("book.json", "charlm.bin", "charlm.json", "presets.json")]
     for f in files:
         if f.dest_uri.endswith("presets.json"):  # none measured on this checkpoint: none shipped
             assert json.loads(f.content_string) == {"presets": []}
+        elif f.dest_uri.endswith("book.json"):  # chapter 3's example and the colormap (tests/site/test_explorer_book.py)
+            assert Path(f.abs_src_path) == explorer_book.cached(tmp_path, lang)
         else:
             assert Path(f.abs_src_path).read_bytes() == (cached(tmp_path, lang) / Path(f.dest_uri).name).read_bytes()
 

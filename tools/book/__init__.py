@@ -8,5 +8,6 @@ its test in ``tests/book/`` holds the book to the limits.
 * ``reading_path``  what a reader reads of each chapter page: longest block, bytes left, ``tests/`` named;
 * ``english``       CJK characters where an English reader reads code, by kind;
 * ``terms``         one term per concept in the English prose: the variants found;
-* ``prose_stats``   the sentence shape of the English prose (colons, semicolons, parentheses, bold).
+* ``prose_stats``   the sentence shape of the English prose (colons, semicolons, parentheses, bold);
+* ``words``         words of prose per figure (chapters 1-5) and the preface's fast route's reading time.
 """

@@ -16,22 +16,32 @@ each part has its own time limit (``LIMITS``, 270 s in all). It runs, in this or
    backends were not checked on the CPU-only machine where the book was written).
 3. Benchmarks: SDPA's flash backend against SDPA's other backends, ``selfattn.functional`` (the explicit
    path) and ``chunked_attention``, forward and forward+backward, with CUDA events, and the peak memory.
-4. The slot for ``selfattn.triton_attention`` (chapter 8.5): its benchmark against the same flash
-   numbers if the module exists, else ``"absent"`` (:func:`triton_benchmarks`).
+4. Chapter 8.5's kernel, ``selfattn.triton_attention.fused_attention`` (:func:`triton_benchmarks`): a
+   TFLOPS sweep over n, forward and backward, float16 and bfloat16, causal or not, against SDPA's flash
+   backend (``SWEEP``; FLOPs as in Triton's tutorial, :func:`sweep_flops`). ``"absent"`` without the module.
+5. DRAM bytes measured by Nsight Compute (:func:`nsight_dram`), if ``ncu`` is on the PATH: the counters
+   ``NCU_METRICS`` for one forward pass of the explicit path, the kernel and SDPA's flash backend, at an n
+   whose score matrix fits the L2 cache and one whose does not, beside the bytes chapter 8.5.6 counts.
+
+``python -m tools.measure.gpu_check --plan`` (``make gpu-check ARGS=--plan``) prints all of it, runs nothing.
 
 Times are recorded, never asserted (CONTRIBUTING). The exit status is 0 when every part ran and pytest
-passed, 1 otherwise.
+passed, 1 otherwise. ``write_report`` writes the JSON; committed as ``benchmarks/results/gpu.json``, a
+run is what section 8.5.9 prints (``benchmarks/gpu.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import datetime as dt
 import importlib
 import importlib.util
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -44,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "reports" / "gpu-check.json"
 JUNIT = ROOT / "reports" / "gpu-check-junit.xml"
 NO_CUDA = 2
-LIMITS = {"pytest": 180, "benchmarks": 75, "triton": 15}  # seconds; 270 in all, under the 5 minutes
+LIMITS = {"pytest": 150, "benchmarks": 45, "triton": 65, "nsight": 35}  # seconds; 295 in all, under 5 min
 PYTEST = [sys.executable, "-m", "pytest", "-m", "cuda", "-p", "no:cacheprovider", "-q", "-rfEs",
           f"--junitxml={JUNIT.relative_to(ROOT)}", "tests", "docs"]
 # B, h, d_head; n; dtypes. Flash needs float16 or bfloat16.
@@ -52,7 +62,19 @@ BENCH_SHAPE = (1, 8, 64)
 BENCH_N = (1024, 4096, 8192)
 BENCH_DTYPES = ("float16", "bfloat16")
 TRITON_MODULE = "selfattn.triton_attention"
-TRITON_ENTRY_POINTS = ("triton_attention", "flash_attention", "attention")
+# Chapter 8.5.9: the kernel's TFLOPS over n against SDPA's flash backend, as in Triton's tutorial.
+SWEEP: dict[str, Any] = {"B": 4, "h": 16, "d": 64, "n": (1024, 2048, 4096, 8192),
+                         "dtypes": ("float16", "bfloat16"), "causal": (False, True),
+                         "modes": ("fwd", "bwd")}
+SWEEP_FLOPS = ("fwd: 4·B·h·n²·d (two matrix products), halved when causal; "
+               "bwd: 2.5 × fwd (2 for the backward, 0.5 for recomputing P), as Triton's tutorial counts")
+# DRAM bytes by Nsight Compute, one forward pass each. (B, h, d), float16: the score matrix is 16 MiB
+# at n = 1024 (it fits a 40-50 MB L2) and 256 MiB at n = 4096 (it does not).
+NCU_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+NCU_SHAPE = (1, 8, 64)
+NCU_N = (1024, 4096)
+NCU_PATHS = ("explicit", "fused_attention", "sdpa_flash")
+NCU_UNITS = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12}
 
 
 def plan() -> dict[str, Any]:
@@ -63,14 +85,25 @@ def plan() -> dict[str, Any]:
         "benchmarks": {"shape (B, h, d_head)": BENCH_SHAPE, "n": BENCH_N, "dtypes": BENCH_DTYPES,
                        "paths": ["sdpa_flash", "sdpa_efficient", "sdpa_math", "selfattn.functional",
                                  "chunked_attention"]},
-        "triton": triton_status(),
+        "triton": triton_plan(),
         "limits_s": LIMITS,
         "out": str(OUT.relative_to(ROOT)),
     }
 
 
+def triton_plan() -> dict[str, Any]:
+    """Parts 4 and 5 of the plan: the TFLOPS sweep and the Nsight Compute counters."""
+    return {
+        "module": triton_status(),
+        "sweep": {**SWEEP, "paths": ["fused_attention", "sdpa_flash"], "flops": SWEEP_FLOPS},
+        "nsight": {"metrics": list(NCU_METRICS), "ncu": shutil.which("ncu") or "not on the PATH: skipped",
+                   "shape (B, h, d)": NCU_SHAPE, "n": NCU_N, "dtype": "float16", "paths": list(NCU_PATHS),
+                   "beside": "the bytes counted as in chapter 8.5.6 (benchmarks/traffic.py)"},
+    }
+
+
 def triton_status() -> str:
-    """"absent" until chapter 8.5's module exists; then the entry point the benchmark calls."""
+    """"absent" until chapter 8.5's module exists; then where it is."""
     try:
         spec = importlib.util.find_spec(TRITON_MODULE)
     except ImportError:
@@ -258,15 +291,80 @@ def benchmarks() -> dict[str, Any]:
     return {"shape (B, h, d_head)": BENCH_SHAPE, "rows": rows, "seconds": round(time.monotonic() - started, 1)}
 
 
-# --- 4. the slot for chapter 8.5's Triton kernel -------------------------------------------------------
+# --- 4. chapter 8.5's Triton kernel: TFLOPS against SDPA's flash backend ----------------------------
+
+def sweep_flops(B: int, h: int, n: int, d: int, causal: bool, mode: str) -> float:
+    """The FLOPs Triton's tutorial counts for one call: see ``SWEEP_FLOPS``."""
+    flops = 4.0 * B * h * n * n * d * (0.5 if causal else 1.0)
+    return flops * (2.5 if mode == "bwd" else 1.0)
+
+
+def sweep_paths(fused: Callable[..., Any]) -> dict[str, Callable[..., Any]]:
+    """The two contenders, each ``fn(q, k, v, causal) -> out``."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def flash(q: Any, k: Any, v: Any, causal: bool) -> Any:
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    return {"fused_attention": lambda q, k, v, causal: fused(q, k, v, is_causal=causal)[0],
+            "sdpa_flash": flash}
+
+
+def triton_sweep(fused: Callable[..., Any], device: str = "cuda", deadline: float | None = None,
+                 sweep: dict[str, Any] = SWEEP, timer: Callable[..., float] | None = None) -> dict[str, Any]:
+    """Milliseconds and TFLOPS of every (mode, dtype, causal, n, path); rows after ``deadline`` are skipped.
+
+    ``bwd`` times ``out.backward(d_out)`` alone, on a graph built once (``retain_graph``).
+    """
+    import torch
+
+    timer = timer or cuda_ms
+    paths = sweep_paths(fused)
+    B, h, d = sweep["B"], sweep["h"], sweep["d"]
+    rows: list[dict[str, Any]] = []
+    for mode in sweep["modes"]:
+        for dtype_name in sweep["dtypes"]:
+            for causal in sweep["causal"]:
+                for n in sweep["n"]:
+                    g = torch.Generator().manual_seed(n)
+                    q, k, v = (torch.randn(B, h, n, d, generator=g).to(device, getattr(torch, dtype_name))
+                               for _ in range(3))
+                    for name, fn in paths.items():
+                        row: dict[str, Any] = {"mode": mode, "dtype": dtype_name, "causal": causal, "n": n,
+                                               "provider": name}
+                        rows.append(row)
+                        if deadline is not None and time.monotonic() > deadline:
+                            row["skipped"] = "time limit"
+                            continue
+                        try:
+                            row["ms"] = _time_one(fn, q, k, v, causal, mode, timer)
+                        except (RuntimeError, torch.cuda.OutOfMemoryError) as err:
+                            row["error"] = str(err).splitlines()[0][:200]
+                            continue
+                        finally:
+                            if device == "cuda":
+                                torch.cuda.empty_cache()
+                        row["tflops"] = sweep_flops(B, h, n, d, causal, mode) / (row["ms"] * 1e-3) / 1e12
+    return {"shape": {"B": B, "h": h, "d": d}, "flops": SWEEP_FLOPS, "rows": rows}
+
+
+def _time_one(fn: Callable[..., Any], q: Any, k: Any, v: Any, causal: bool, mode: str,
+              timer: Callable[..., float]) -> float:
+    import torch
+
+    if mode == "fwd":
+        with torch.no_grad():
+            return timer(lambda: fn(q, k, v, causal))
+    qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
+    out = fn(qg, kg, vg, causal)
+    d_out = torch.randn_like(out)
+    return timer(lambda: out.backward(d_out, retain_graph=True))
+
 
 def triton_benchmarks() -> dict[str, Any]:
-    """Benchmark ``selfattn.triton_attention`` like the paths above, or record ``"absent"``.
-
-    The hook for chapter 8.5: it calls the first of ``TRITON_ENTRY_POINTS`` the module defines, as
-    ``fn(q, k, v, is_causal=causal)`` returning the output. If the kernel's name or signature differs,
-    adapt ``TRITON_ENTRY_POINTS`` or this function (and its test in tests/package/test_device_gpu_check.py).
-    """
+    """Part 4: the sweep of ``fused_attention``, or ``"absent"`` without chapter 8.5's module."""
     status = triton_status()
     if status == "absent":
         return {"status": "absent"}
@@ -275,14 +373,117 @@ def triton_benchmarks() -> dict[str, Any]:
         module = importlib.import_module(TRITON_MODULE)
     except Exception as err:  # e.g. triton not installed: the module's own clear message
         return {"status": f"import failed: {type(err).__name__}: {err}"}
-    entry = next((name for name in TRITON_ENTRY_POINTS if callable(getattr(module, name, None))), None)
-    if entry is None:
-        return {"status": f"present, but none of {TRITON_ENTRY_POINTS} is defined: adapt tools/measure/gpu_check.py"}
-    kernel = getattr(module, entry)
-    paths = {"sdpa_flash": attention_paths()["sdpa_flash"],
-             f"triton:{entry}": lambda q, k, v, causal: kernel(q, k, v, is_causal=causal)}
-    rows = bench_paths(paths, started + LIMITS["triton"])
-    return {"status": "ran", "entry_point": entry, "rows": rows, "seconds": round(time.monotonic() - started, 1)}
+    sweep = triton_sweep(module.fused_attention, "cuda", started + LIMITS["triton"])
+    return {"status": "ran", "sweep": sweep, "seconds": round(time.monotonic() - started, 1)}
+
+
+# --- 5. DRAM bytes by Nsight Compute, beside the bytes counted in chapter 8.5.6 -----------------------
+
+def ncu_paths() -> dict[str, Callable[..., Any]]:
+    """The paths Nsight Compute profiles, each ``fn(q, k, v) -> out`` (not causal)."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from selfattn.functional import scaled_dot_product_attention
+
+    def flash(q: Any, k: Any, v: Any) -> Any:
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            return F.scaled_dot_product_attention(q, k, v)
+
+    def fused(q: Any, k: Any, v: Any) -> Any:
+        return importlib.import_module(TRITON_MODULE).fused_attention(q, k, v)[0]
+
+    return {"explicit": lambda q, k, v: scaled_dot_product_attention(q, k, v)[0],
+            "fused_attention": fused, "sdpa_flash": flash}
+
+
+def ncu_inputs(n: int, device: str) -> tuple[Any, Any, Any]:
+    import torch
+
+    B, h, d = NCU_SHAPE
+    g = torch.Generator().manual_seed(n)
+    return tuple(torch.randn(B, h, n, d, generator=g).to(device, torch.float16) for _ in range(3))  # type: ignore[return-value]
+
+
+def ncu_case(path: str, n: int, device: str = "cuda") -> None:
+    """The child that ``ncu`` runs: one warm-up call, then one call between profiler start and stop."""
+    import torch
+
+    fn = ncu_paths()[path]
+    q, k, v = ncu_inputs(n, device)
+    fn(q, k, v)  # compiles and allocates outside the profiled range
+    if device == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+    fn(q, k, v)
+    if device == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+
+
+def counted_bytes(path: str, n: int, device: str = "cuda") -> int | None:
+    """What chapter 8.5.6 counts for one forward pass: per operator, or the kernel's formula; None for
+    SDPA's flash backend, whose kernel the counters cannot see."""
+    from benchmarks.traffic import fused_bytes, torch_bytes
+
+    B, h, d = NCU_SHAPE
+    if path == "fused_attention":
+        return fused_bytes(n, n, d, 2, 64, 64, heads=B * h)  # the default blocks of fused_attention
+    if path == "explicit":
+        return torch_bytes(ncu_paths()["explicit"], *ncu_inputs(n, device))
+    return None
+
+
+def parse_ncu_csv(text: str) -> dict[str, Any]:
+    """Sum each metric of ``NCU_METRICS`` over the kernels in ``ncu --csv`` output, in bytes."""
+    lines = [line for line in text.splitlines() if line.startswith('"')]
+    sums: dict[str, float] = {}
+    kernels: set[str] = set()
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
+        name, value = row.get("Metric Name"), (row.get("Metric Value") or "").replace(",", "")
+        if name in NCU_METRICS and value:
+            sums[name] = sums.get(name, 0.0) + float(value) * NCU_UNITS.get(row.get("Metric Unit") or "byte", 1)
+            kernels.add(row.get("ID") or "")
+    return {**sums, "kernels": len(kernels)} if sums else {}
+
+
+def nsight_dram(deadline: float | None = None) -> dict[str, Any]:
+    """Part 5: ``ncu`` runs :func:`ncu_case` once per (n, path); DRAM bytes beside the counted bytes."""
+    ncu = shutil.which("ncu")
+    if ncu is None:
+        return {"status": "ncu not found: skipped", "metrics": list(NCU_METRICS)}
+    if deadline is None:
+        deadline = time.monotonic() + LIMITS["nsight"]
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+    B, h, d = NCU_SHAPE
+    rows: list[dict[str, Any]] = []
+    for n in NCU_N:
+        for path in NCU_PATHS:
+            row: dict[str, Any] = {"path": path, "n": n, "dtype": "float16",
+                                   "floor_bytes": 4 * B * h * n * d * 2}  # read q, k, v; write o
+            rows.append(row)
+            left = deadline - time.monotonic()
+            if left < 5:
+                row["skipped"] = "time limit"
+                continue
+            row["counted_bytes"] = counted_bytes(path, n)
+            cmd = [ncu, "--profile-from-start", "off", "--metrics", ",".join(NCU_METRICS), "--csv",
+                   "--print-units", "base", sys.executable, "-m", "tools.measure.gpu_check", "--ncu-case", path, str(n)]
+            try:
+                proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=left)
+            except subprocess.TimeoutExpired:
+                row["error"] = "timed out"
+                continue
+            found = parse_ncu_csv(proc.stdout)
+            if proc.returncode != 0 or not found:
+                row["error"] = f"ncu exit status {proc.returncode}, metrics found: {sorted(found)}"
+                row["tail"] = (proc.stdout + proc.stderr)[-1500:]
+                continue
+            row.update({"dram_read_bytes": found[NCU_METRICS[0]], "dram_write_bytes": found[NCU_METRICS[1]],
+                        "dram_bytes": found[NCU_METRICS[0]] + found[NCU_METRICS[1]],
+                        "kernels": found["kernels"]})
+    return {"status": "ran", "ncu": ncu, "metrics": list(NCU_METRICS), "shape (B, h, d)": NCU_SHAPE,
+            "rows": rows}
 
 
 # --- the run -------------------------------------------------------------------------------------------
@@ -313,13 +514,24 @@ def part(name: str, fn: Callable[[], Any]) -> tuple[Any, bool]:
         print(f"gpu-check: {name} done in {time.monotonic() - started:.1f} s", file=sys.stderr)
 
 
+def write_report(report: dict[str, Any], path: Path) -> None:
+    """The one JSON file of a run (tuples become lists, anything else odd a string)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.measure.gpu_check", description=__doc__.splitlines()[0])
     parser.add_argument("--plan", action="store_true", help="print what a run does, run nothing")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--ncu-case", nargs=2, metavar=("PATH", "N"), help=argparse.SUPPRESS)  # ncu's child
     args = parser.parse_args(argv)
     if args.plan:
-        print(json.dumps(plan(), indent=2))
+        print(json.dumps(plan(), indent=2, default=str, ensure_ascii=False))
+        return 0
+    if args.ncu_case:
+        sys.path.insert(0, str(ROOT / "src"))
+        ncu_case(args.ncu_case[0], int(args.ncu_case[1]))
         return 0
     torch = cuda_or_exit()
     sys.path.insert(0, str(ROOT / "src"))  # the tangled package, as the Makefile's PYTHONPATH gives it
@@ -331,14 +543,13 @@ def main(argv: list[str] | None = None) -> int:
     }
     ok = True
     for name, fn in (("pytest", run_pytest), ("fully_masked_rows", fully_masked_rows),
-                     ("benchmarks", benchmarks), ("triton", triton_benchmarks)):
+                     ("benchmarks", benchmarks), ("triton", triton_benchmarks), ("nsight", nsight_dram)):
         report[name], ran = part(name, fn)
         ok &= ran
     ok &= report["pytest"].get("returncode") == 0
     report["seconds"] = round(time.monotonic() - started, 1)
     report["ok"] = bool(ok)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
+    write_report(report, args.out)
     counts = report["pytest"].get("counts", {})
     print(f"gpu-check: {'ok' if ok else 'FAILED'} in {report['seconds']} s; pytest {counts}; "
           f"triton {report['triton'].get('status')}; wrote {args.out}", file=sys.stderr)

@@ -6,10 +6,12 @@ from its own checkpoint (``tools.data.explorer_export.CHECKPOINTS``), and the ed
 ``explorer/presets.json``, from ``models/explorer-presets.json`` (``tools/data/explorer_presets.py``).
 Presets measured on another checkpoint than the committed one are not shipped: their sentences
 would quote numbers of another model. The build logs a warning (an error under ``--strict``)
-that says to run ``python -m tools.data.explorer_presets``. The page ``explorer/`` fetches
-them by relative URL. The files are exported into ``.cache/explorer/`` once per checkpoint and
-copied from there: nothing is written into ``docs/``, so ``mkdocs serve`` does not reload in a
-loop, and a rebuild that finds the export in the cache does not import torch.
+that says to run ``python -m tools.data.explorer_presets``. Last comes ``explorer/book.json``:
+chapter 3's worked example and the book's weights colormap, exported from the package by
+``tools/data/explorer_book.py``. The page ``explorer/`` fetches them by relative URL. The files
+are exported into ``.cache/explorer/`` once per checkpoint (and per source of ``book.json``)
+and copied from there: nothing is written into ``docs/``, so ``mkdocs serve`` does not reload
+in a loop, and a rebuild that finds the export in the cache does not import torch.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from mkdocs.plugins import event_priority
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # so that `tools` imports under `mkdocs`
+from tools.data import explorer_book
 from tools.data.explorer_export import CHECKPOINTS, NAMES, cached, sha256
 from tools.data.explorer_presets import FILE as PRESETS
 
@@ -48,6 +51,8 @@ def on_files(files: Any, config: Any) -> Any:
     for name in NAMES:
         files.append(File.generated(config, f"{prefix}explorer/{name}", abs_src_path=str(folder / name)))
     files.append(File.generated(config, f"{prefix}explorer/presets.json", content=presets(root, lang)))
+    book = explorer_book.cached(root, lang)
+    files.append(File.generated(config, f"{prefix}explorer/{explorer_book.NAME}", abs_src_path=str(book)))
     return files
 
 

@@ -21,9 +21,10 @@ them): it assumes the print page sits one folder below the site's root, so on ``
 files (a lab's notebook, the wheel) climbed one folder too few (``../en/labs/…`` was ``/en/en/labs/…``); a link
 to the preface from a page two folders deep became ``#.``; the preface's link to the print page became
 ``#print_page``, an anchor of no page; and a page whose key is also an id of its own content (the explorer's
-``<div id="explorer">`` in the section ``explorer``) gave the print page that id twice; and the labels of the
+``<div id="explorer">`` in the section ``explorer``) gave the print page that id twice; the labels of the
 explorer's ``<select>`` and ``<textarea>`` named nothing (print-site prefixes a label's ``for=``, and an
-``<input>``'s id, but not theirs).
+``<input>``'s id, but not theirs); and a link to a page with a query (chapter 3's ``explorer.md?mode=example``)
+became ``#explorer-?mode=example``, an anchor of no page.
 """
 
 from __future__ import annotations
@@ -166,6 +167,7 @@ def fix_links(html: str, basename: str) -> str:
     * a link to a file, ``../X``, made for a print page one folder deep, climbs as many folders as ``basename`` has;
     * ``#.`` (the preface, linked from a page two folders deep) is the preface's section (``#index``);
     * a link to the print page itself (``#print_page``, ``#en-print_page``) goes to its top;
+    * a link to a page with a query, ``#KEY-?QUERY``, goes to that page's section, ``#KEY``;
     * a section whose id some element of its page also has is renamed ``ID-page``, and so are the links to it;
     * a label whose ``for=`` print-site prefixed, where its control's id it did not, names that control again."""
     start = html.find('<section class="print-page"')
@@ -178,6 +180,7 @@ def fix_links(html: str, basename: str) -> str:
     index = basename.rsplit("/", 1)[0] if "/" in basename else "index"  # the preface's key: en/ -> en
     body = re.sub(r'href="#\.(-[^"]*)?"', lambda m: f'href="#{index}{m.group(1) or ""}"', body)
     body = body.replace(f'href="#{basename.replace("/", "-")}"', f'href="#{PRINT_PAGE_TOP}"')
+    body = re.sub(r'href="#([^"?]+)-\?[^"]*"', r'href="#\1"', body)  # (before the sections are renamed)
     ids = collections.Counter(re.findall(r'\sid="([^"]*)"', html))
     for key in SECTION.findall(body):
         if ids[key] > 1:
