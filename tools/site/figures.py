@@ -108,6 +108,7 @@ FIGURE_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<page>[^)\s#]*?)#(?P<id>fig-
 STATE = {"inputs": "", "serve": False, "executed_with": "", "package": ""}  # this build's key of the data, tools
 # and this file; under serve?; the package's key that the process last executed figures with; the package's key now
 _USED: set[str] = set()  # the cache entries this build used (both languages); the rest is dropped
+DRAW_ONLY: set[str] = set()  # a page build (tools/site/page_build.py): the pages whose figures it draws; empty: all
 _PENDING: dict[str, dict[str, str]] = {}  # page source -> figure id -> its HTML, from Markdown to HTML
 
 
@@ -408,8 +409,10 @@ def place(markdown: str, lang: str, root: Path, where: str) -> str:
     for figure in figures:
         name = f"{where}: figure {figure.label}"
         try:
-            svg = render(chain_code(markdown, figure.fence), figure, root, name)
-            pending[figure.id] = wrap(svg, figure, lang)
+            if DRAW_ONLY and where not in DRAW_ONLY:  # a neighbour of the page a page build checks: its anchor only
+                pending[figure.id] = f'<figure id="{figure.id}" class="sa-figure"><figcaption>{figure.number}</figcaption></figure>'
+            else:
+                pending[figure.id] = wrap(render(chain_code(markdown, figure.fence), figure, root, name), figure, lang)
         except FigureError as err:
             log.error("%s: %s", name, err)
             pending[figure.id] = failed(figure, f"{name}: {err}")

@@ -12,8 +12,9 @@ i18n plugins) loaded through mkdocs' own API with a few options replaced (:func:
 * a link to a page left out is not an error here (``validation: links: not_found: info``): the check of the
   sources (``tools/book/anchors.py``, which ``make check`` runs too) finds a link to a page that does not exist;
 * the labs, the print page and the search index are not built (the mkdocs-jupyter, print-site and search
-  plugins are left out); the preface is (the editions need a home page), and the page's figures are, from the
-  figure cache (``.cache/figures/``), as in the full build;
+  plugins are left out); the preface is (the editions need a home page). The page's figures are drawn, or
+  taken from the figure cache (``.cache/figures/``), as in the full build; the neighbours' figures are not
+  (``figures.DRAW_ONLY``): only their anchors count here, and an edit of the package would draw them all;
 * the site goes to a temporary folder, and ``site/`` is left as it is.
 
 ``python -m tools.site.page_build 04-why-sqrt-dk`` builds it and exits 1 if the strict build fails.
@@ -89,7 +90,8 @@ def build(page: str, root: Path = ROOT) -> int:
     from mkdocs import exceptions
     from mkdocs.commands import build as mkdocs_build
 
-    from tools.site import mode
+    from tools.site import figures, mode
+    from tools.site.languages import source_of
 
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(levelname)-7s -  %(message)s"))
@@ -102,6 +104,7 @@ def build(page: str, root: Path = ROOT) -> int:
         names = ", ".join(cfg.nav)
         cfg.plugins.on_startup(command="build", dirty=False)
         mode.build_some_pages()  # the caches keep the entries of the pages not built here
+        figures.DRAW_ONLY.update(f"docs/{source_of(page, lang, root / 'docs')}" for lang in ("zh", "en"))
         try:
             mkdocs_build.build(cfg)
         except exceptions.Abort as err:
