@@ -103,7 +103,7 @@ assert err1[1] > 10 * err2.max(), f"the single-head model fails on channel 1: {e
 # %% [markdown]
 # The single-head model fails to learn at least one channel, here the same-category mean. It spends its only attention distribution on the previous token. Both facts are checked. The two-head model gets both channels close to 0.
 #
-# In the figure below, the top left panel shows the training curves. The other three show the attention maps on one test sequence, for the single head and for each of the two heads. In the two-head model, one head becomes a diagonal shifted by one, and the other splits into blocks by category. Which head learns which pattern depends on the initialization. The code below checks both patterns over the whole test set.
+# In the figure below, the top-left panel shows the training curves. The other three show the attention maps on one test sequence, for the single head and for each of the two heads. In the two-head model, one head becomes a diagonal shifted by one, and the other splits into blocks by category. Which head learns which pattern depends on the initialization. The code below checks both patterns over the whole test set.
 
 # %%
 with torch.no_grad():

@@ -179,7 +179,7 @@ def sample(
 def shifted(s: Sample, big: float) -> Sample:
     """q and k whose scores are big * (±1 ± 1) + O(1), with ``big = log(max) + 10``.
 
-    Rows are shifted by +big or -big, the opposite of their neighbours in the batch
+    Rows are shifted by +big or -big, the opposite of their neighbors in the batch
     and the heads, and keys alternate +big and -big within a row. So exp overflows
     unless each row's own maximum is subtracted: not its mean, not a shared one.
 

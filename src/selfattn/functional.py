@@ -3,7 +3,7 @@
 # Edit the chapter(s) above and run `make tangle`; CI fails if this file drifts.
 
 
-# --- docs/05-implementation.md § 公式进入 `selfattn` ---
+# --- docs/05-implementation.md § 5.4 `selfattn` 的正式函数 ---
 """Scaled dot-product attention: softmax(q kᵀ · scale + mask) v.
 
 Arguments shared with the modules built on it:

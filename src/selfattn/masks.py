@@ -4,7 +4,7 @@
 # Edit the chapter(s) above and run `make tangle`; CI fails if this file drifts.
 
 
-# --- docs/05-implementation.md § 5.3 因果掩码 ---
+# --- docs/05-implementation.md § 两种掩码的代码 ---
 """Boolean attention masks. Convention: True = may attend (as in SDPA)."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 # Edit the chapter(s) above and run `make tangle`; CI fails if this file drifts.
 
 
-# --- docs/05-implementation.md § 5.2 带批量维度的 `SelfAttention` 模块 ---
+# --- docs/05-implementation.md § 5.2 把 $W_q$、$W_k$、$W_v$ 放进类：`SelfAttention` ---
 """The single-head self-attention module of chapter 5."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class SelfAttention(nn.Module):
         super().__init__()
         d_v = d_k if d_v is None else d_v
         for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
-            check_positive_int("SelfAttention", name, value)
+            check_positive_int("SelfAttention", name, value)  # 输入检查
         self.d_model, self.d_k, self.d_v = d_model, d_k, d_v
         self.w_q = nn.Linear(d_model, d_k, bias=bias)  # weight: (d_k, d_model)
         self.w_k = nn.Linear(d_model, d_k, bias=bias)  # weight: (d_k, d_model)
@@ -48,7 +48,7 @@ class SelfAttention(nn.Module):
         self, x: Tensor, mask: Tensor | None = None, *, is_causal: bool = False
     ) -> tuple[Tensor, Tensor]:
         """Attend from every token of ``x`` to every token of ``x``."""
-        fn = "SelfAttention"
+        fn = "SelfAttention"  # 下面三行是输入检查（5.4），第一遍可以跳过
         check_tokens(fn, x, self.d_model, dtype=self.w_q.weight.dtype)
         check_mask(fn, "mask", mask, (x.shape[0], x.shape[1], x.shape[1]), x.dtype, "x")
         check_bool(fn, "is_causal", is_causal)

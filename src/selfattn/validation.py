@@ -3,7 +3,7 @@
 # Edit the chapter(s) above and run `make tangle`; CI fails if this file drifts.
 
 
-# --- docs/05-validation-source.md § 5.2 附：输入检查的完整代码 ---
+# --- docs/05-validation-source.md § 5.4 附：输入检查的完整代码 ---
 """Input checks shared by every public function and module of ``selfattn``.
 
 A check raises ``TypeError`` (type, dtype) or ``ValueError`` (shape, value) with

@@ -3,10 +3,10 @@
 Each test repeats the page's setup (same seeds, same sizes) and makes the assertion that stood
 on the page:
 
-- 5.2 "by hand": scaling q first and dividing the product differ in the last bit here;
-- 5.3 parameters: a bias adds 2 d_k + d_v parameters; nn.Linear computes x @ weight.T;
-- 5.4 vs MHA: in_proj_weight has shape (3 d_model, d_model).
-- 5.1 dropout: the function's ``dropout_p`` ignores the training mode and keeps the expected
+- 5.4 "by hand": scaling q first and dividing the product differ in the last bit here;
+- 5.2 parameters: a bias adds 2 d_k + d_v parameters; nn.Linear computes x @ weight.T;
+- 5.5 vs MHA: in_proj_weight has shape (3 d_model, d_model).
+- 5.4 dropout: the function's ``dropout_p`` ignores the training mode and keeps the expected
   row sum at 1; SelfAttention has no dropout, MultiHeadSelfAttention drops only in training.
 """
 
@@ -44,7 +44,7 @@ def test_mha_stacks_the_three_projections_in_in_proj_weight() -> None:
 
 
 def test_dropout_in_the_function_ignores_the_mode_and_keeps_the_expectation() -> None:
-    """5.1 dropout: ``dropout_p`` acts under no_grad and next to a module in eval mode;
+    """5.4 dropout: ``dropout_p`` acts under no_grad and next to a module in eval mode;
     the kept weights grow by 1/(1-p), so the row sums are 1 on average, not each time."""
     from selfattn.functional import scaled_dot_product_attention
 
@@ -63,7 +63,7 @@ def test_dropout_in_the_function_ignores_the_mode_and_keeps_the_expectation() ->
 
 
 def test_self_attention_has_no_dropout_and_multihead_drops_only_in_training() -> None:
-    """5.1 dropout: SelfAttention has no dropout; MultiHeadSelfAttention passes its rate
+    """5.4 dropout: SelfAttention has no dropout; MultiHeadSelfAttention passes its rate
     to the function in training mode only."""
     from selfattn.multihead import MultiHeadSelfAttention
 

@@ -1,4 +1,4 @@
-"""tools/book/prose_stats.py counts colons and semicolons in English prose only."""
+"""tools/book/prose_stats.py measures the English prose only: its sentences, colons and semicolons."""
 
 from __future__ import annotations
 
@@ -59,7 +59,8 @@ def test_the_chapters_are_measured(capsys) -> None:
     assert pages and all(p.name.endswith(".en.md") and p.name[:2].isdigit() for p in pages)
     assert main([str(pages[0])]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split()[:4] == ["page", "words", "colons", "semis"] and out[-1].startswith("total")
+    assert out[0].split()[:6] == ["page", "words", "sents", "w/sent", "short%", "runs"]
+    assert out[-1].startswith("total")
     assert int(out[-1].split()[1]) > 100  # a chapter has prose
 
 
@@ -91,6 +92,7 @@ def test_a_labs_markdown_cells_are_its_prose() -> None:
 
     text = lab_markdown(LAB)
     assert "A cell: one colon" in text and "Second cell." in text and "code: not" not in text
+    assert text.splitlines()[3].startswith("A cell") and text.splitlines()[9] == "Second cell."  # line numbers kept
     s = stats(text)
     assert (s.colons, s.semicolons, s.parens, s.bold) == (1, 1, 1, 1), s
 
@@ -99,8 +101,12 @@ def test_captions_and_alt_texts_are_measured_apart() -> None:
     from tools.book.prose_stats import captions
 
     page = '```python\n#| label: a\n#| caption: One; two.\n#| alt: Three: four.\nx = 1\n```\n'
-    assert captions(page) == "One; two.\n\nThree: four."
+    assert captions(page) == "\n\nOne; two.\nThree: four.\n\n"  # line i is the page's line i
     assert stats(page).words == 0  # a figure block is code on the page
+    # A caption and its alt text are two paragraphs: two short sentences in each are no run.
+    page = '```python\n#| caption: One. Two.\n#| alt: Three. Four.\nx = 1\n```\n'
+    assert stats(captions(page), per_line=True).runs == 0
+    assert stats(captions(page)).runs == 1  # read as one paragraph, they would be one
 
 
 def test_every_part_of_the_edition_is_measured(capsys) -> None:
@@ -126,3 +132,62 @@ def test_one_part_file_by_file(capsys) -> None:
     names = [line.split()[0] for line in out[1:-1]]
     assert "docs/reference/errata.en.md" in names and "README.md" in names, names
     assert not any(n.startswith("docs/0") for n in names), names
+
+
+def test_sentences_end_at_a_full_stop_before_a_capital() -> None:
+    from tools.book.prose_stats import sentences
+
+    para = ("Vaswani et al. (2017) scale the scores, e.g. by X. It works! Does it? "
+            '"Yes." The value 2.13 is a version, and X is code.')
+    assert sentences(para) == [
+        "Vaswani et al. (2017) scale the scores, e.g. by X.", "It works!", "Does it?", '"Yes."',
+        "The value 2.13 is a version, and X is code.",
+    ]
+
+
+def test_paragraphs_keep_their_line_numbers_and_list_items_stand_alone() -> None:
+    from tools.book.prose_stats import paragraphs
+
+    page = ("# Title\n\nOne `code` line\ngoes on $d_k$ here.\n\n```python\nx = 1\n```\n\n"
+            "Three items:\n\n- first item\n- second\n  continued\n\n??? note \"T\"\n\n    Body.\n")
+    assert paragraphs(prose(page, "X")) == [
+        (3, "One X line goes on X here."), (10, "Three items:"), (12, "first item"),
+        (13, "second continued"), (18, "Body."),
+    ]
+
+
+def test_runs_of_short_sentences_in_one_paragraph() -> None:
+    from tools.book.prose_stats import choppy_runs
+
+    assert choppy_runs([12, 3, 5, 7]) == [(0, 4)]
+    assert choppy_runs([3, 4, 5, 13, 1, 2, 3, 4, 5, 20]) == [(4, 5)]
+    assert choppy_runs([13, 3, 4, 5]) == []
+    short = "It is short. So is this. And this one. Here is four.\n\nA new paragraph starts here now."
+    s = stats(short)
+    assert (s.sentences, s.short, s.runs) == (5, 5, 1), s
+    assert (s.sentence_words, s.mean_sentence(), s.short_share()) == (18, 3.6, 100.0)
+    # Split by a paragraph break, four short sentences are no run.
+    assert stats(short.replace("And this one. ", "And this one.\n\n")).runs == 0
+    # Inline code and math are a word each; a figure citation reads "Figure 4.1".
+    s = stats("Take `x` and $d_k$ and [](#fig-a) and {fig:b} here.")
+    assert (s.sentences, s.sentence_words) == (1, 11), s
+
+
+def test_another_checkout_is_measured_with_root(tmp_path, capsys) -> None:
+    (tmp_path / "docs/labs").mkdir(parents=True)
+    (tmp_path / "docs/01-a.en.md").write_text("One two three. Four five six.\n", encoding="utf-8")
+    (tmp_path / "docs/01-a.md").write_text("中文页。\n", encoding="utf-8")
+    for name in ("README.md", "CONTRIBUTING.md"):
+        (tmp_path / name).write_text("Read me.\n", encoding="utf-8")
+    assert main(["--root", str(tmp_path)]) == 0
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[1:]}
+    assert rows["chapters"][:2] == ["6", "2"] and rows["pages"][:2] == ["4", "2"], rows
+
+
+def test_the_chinese_edition_has_the_same_parts() -> None:
+    from tools.book.prose_stats import edition, figure_pages, labs, pages
+
+    assert edition(chapters()[0]) == "en" and all(edition(p) == "zh" for p in chapters(lang="zh"))
+    assert len(chapters(lang="zh")) == len(chapters()) and len(labs(lang="zh")) == len(labs())
+    assert not any(p.name.startswith(("README", "CONTRIBUTING")) for p in pages(lang="zh"))
+    assert len(figure_pages(lang="zh")) == len(figure_pages())

@@ -317,6 +317,7 @@ REAL_GPU_ONLY = {
     "triton": "a Triton kernel needs a real GPU (or TRITON_INTERPRET=1 on CPU tensors)",
     "sdpa_kernel": "which CUDA SDPA backend accepts an input is a property of the real CUDA kernels",
     "flex_attention": "FlexAttention accepts only real devices (CUDA, CPU, HPU, MPS), not the fake one",
+    "nccl": "NCCL runs one process per real GPU; the fake device lives in one process (8.6, ring attention)",
 }
 
 

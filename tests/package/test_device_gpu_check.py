@@ -49,6 +49,28 @@ def test_the_plan_runs_every_cuda_item_within_five_minutes() -> None:
     assert gpu_check.main(["--plan"]) == 0
 
 
+def test_the_plan_runs_the_ring_on_every_gpu() -> None:
+    ring = gpu_check.plan()["ring"]
+    assert ring["backend"] == "nccl" and "device_count" in ring["world_size"]
+    assert (True, True, "context_parallel") in ring["cases (is_causal, zigzag, impl)"]
+
+
+def test_the_ring_step_runs_on_the_cpu_with_gloo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Part 6's code with gloo and one process (short sequences, a longer limit for a loaded machine)
+    instead of NCCL on every GPU: the ring's rows agree with SDPA in float64, context_parallel's row records
+    its refusal of CPU tensors (chapter 8.6), and the world sizes 2-4 are reported as skipped."""
+    monkeypatch.setattr(gpu_check, "RING_N_PER_RANK", 24)
+    monkeypatch.setitem(gpu_check.LIMITS, "ring", 120)
+    result = gpu_check.ring_check(backend="gloo", world_size=1)
+    rows = {(r["is_causal"], r["zigzag"], r["impl"]): r for r in result["rows"]}
+    assert set(rows) == set(gpu_check.RING_CASES)
+    for (_, _, impl), row in rows.items():
+        if impl == "ring":
+            assert row["max_abs_diff_out"] < 1e-6 and row["max_abs_diff_grads"] < 1e-5, row
+    assert "does not have a sharding strategy registered" in rows[(True, True, "context_parallel")]["error"]
+    assert result["skipped"] == [f"world size {p}: needs {p} GPUs, this machine has 1" for p in (2, 3, 4)]
+
+
 def test_the_triton_slot_says_absent_or_present() -> None:
     """Chapter 8.5's module is benchmarked if it exists; until then the JSON records "absent"."""
     from importlib.util import find_spec

@@ -136,21 +136,3 @@ def test_chapter3_projections_break_symmetry():
     assert sum(p.numel() for p in attn.parameters()) == 3 * d * d
     assert not torch.allclose(s, s.T)
     assert not torch.equal(s.argmax(dim=-1), torch.arange(n))
-
-
-def test_chapter5_minimal_implementation_properties():
-    # Moved from chapter 5.1 (its block prints the shapes; the page states these three properties).
-    torch.manual_seed(0)
-    n, d_model, d_k, d_v = 4, 6, 3, 2
-    x = torch.randn(n, d_model)
-    w_q, w_k, w_v = torch.randn(d_model, d_k), torch.randn(d_model, d_k), torch.randn(d_model, d_v)
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    scores = q @ k.T / d_k**0.5
-    weights = scores.softmax(dim=-1)
-    out = weights @ v
-    assert torch.allclose(weights.sum(dim=-1), torch.ones(n))
-    for i in range(n):
-        manual = sum(weights[i, t] * v[t] for t in range(n))
-        assert torch.allclose(out[i], manual)
-        for j in range(n):
-            assert torch.isclose(scores[i, j], q[i] @ k[j] / d_k**0.5)

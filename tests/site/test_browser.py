@@ -2,7 +2,7 @@
 
 Every page of the ``nav`` of ``mkdocs.yml`` (chapters, labs, reference) is opened from a
 local server and checked: no console error, no request to any host but 127.0.0.1, every
-formula rendered by the vendored KaTeX, the file title of every titled code block, a copy
+formula rendered by the vendored KaTeX (no error, no raw control character in its TeX), the file title of every titled code block, a copy
 button on every code block, the lab plots, the notebook download link of the chapters, the
 light/dark toggle, the language switcher, and accessibility: axe-core's rules and the contrast of the figures' text,
 in both palettes (AXE: every page in CI, one per template locally). Each page is loaded once and every check runs on that
@@ -368,6 +368,10 @@ PAGE_FACTS = """(labels) => {
   return {
     katexErrors: document.querySelectorAll('.katex-error').length,
     pending: [...document.querySelectorAll('.arithmatex')].filter((e) => !e.querySelector('.katex')).length,
+    // The TeX of each formula as KaTeX read it (its MathML annotation), when it holds a raw control
+    // character: a TAB where the "\\t" of "\\text" was meant renders wrong, and with no KaTeX error.
+    mathControl: [...document.querySelectorAll('.arithmatex annotation[encoding="application/x-tex"]')]
+      .map((a) => a.textContent).filter((tex) => /[\\u0000-\\u0009\\u000b-\\u001f\\u007f]/.test(tex)),
     prose: (VISIBLE_PROSE)(),
     titles: (TITLES)(),
     blocks: [...(CODE_BLOCKS)(), ...(NOTEBOOK_CELLS)()],
@@ -410,6 +414,10 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         raw = sorted({m.group(0)[:60] for m in RAW_MATH.finditer(facts["prose"])})
         if raw:
             problems.append(f"raw TeX in the visible text: {raw}")
+        if control := facts["mathControl"]:  # each control character shown by its code: <U+0009>
+            shown = [re.sub(r"[\x00-\x09\x0b-\x1f\x7f]", lambda c: f"<U+{ord(c[0]):04X}>", tex)[:60]
+                     for tex in control]
+            problems.append(f"{len(control)} formula(s) with a raw control character in the TeX: {shown}")
 
         # File titles of the titled blocks, in page order, visible.
         titles = facts["titles"]

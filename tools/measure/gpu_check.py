@@ -22,6 +22,10 @@ each part has its own time limit (``LIMITS``, 270 s in all). It runs, in this or
 5. DRAM bytes measured by Nsight Compute (:func:`nsight_dram`), if ``ncu`` is on the PATH: the counters
    ``NCU_METRICS`` for one forward pass of the explicit path, the kernel and SDPA's flash backend, at an n
    whose score matrix fits the L2 cache and one whose does not, beside the bytes chapter 8.5.6 counts.
+6. Ring attention (chapter 8.6, ``selfattn.ring``) on NCCL, one process per GPU, with whatever GPUs exist
+   (world size 1 on one GPU), in one spawn: the book's ring, causal or not, contiguous or zigzag, and
+   PyTorch's ``context_parallel``, against SDPA in float64 (:func:`ring_check`). It lists the world sizes it
+   skipped.
 
 ``python -m tools.measure.gpu_check --plan`` (``make gpu-check ARGS=--plan``) prints all of it, runs nothing.
 
@@ -54,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "reports" / "gpu-check.json"
 JUNIT = ROOT / "reports" / "gpu-check-junit.xml"
 NO_CUDA = 2
-LIMITS = {"pytest": 150, "benchmarks": 45, "triton": 65, "nsight": 35}  # seconds; 295 in all, under 5 min
+LIMITS = {"pytest": 150, "benchmarks": 25, "triton": 65, "nsight": 35, "ring": 20}  # s; 295 in all, < 5 min
 PYTEST = [sys.executable, "-m", "pytest", "-m", "cuda", "-p", "no:cacheprovider", "-q", "-rfEs",
           f"--junitxml={JUNIT.relative_to(ROOT)}", "tests", "docs"]
 # B, h, d_head; n; dtypes. Flash needs float16 or bfloat16.
@@ -75,6 +79,11 @@ NCU_SHAPE = (1, 8, 64)
 NCU_N = (1024, 4096)
 NCU_PATHS = ("explicit", "fused_attention", "sdpa_flash")
 NCU_UNITS = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12}
+# Chapter 8.6: (is_causal, zigzag, impl) on (B, h, n, d_head) with n = RING_N_PER_RANK * world size.
+RING_CASES = ((False, False, "ring"), (True, False, "ring"), (True, True, "ring"), (True, True, "context_parallel"))
+RING_SHAPE = (2, 4, 64)
+RING_N_PER_RANK = 512
+RING_WORLD_SIZES = (1, 2, 3, 4)  # the sizes the CPU tests cover; those other than the GPU count are skipped here
 
 
 def plan() -> dict[str, Any]:
@@ -86,6 +95,9 @@ def plan() -> dict[str, Any]:
                        "paths": ["sdpa_flash", "sdpa_efficient", "sdpa_math", "selfattn.functional",
                                  "chunked_attention"]},
         "triton": triton_plan(),
+        "ring": {"backend": "nccl", "world_size": "torch.cuda.device_count(), one process per GPU",
+                 "cases (is_causal, zigzag, impl)": RING_CASES, "shape (B, h, d_head)": RING_SHAPE,
+                 "n": f"{RING_N_PER_RANK} per rank", "skips": "the world sizes of 1-4 other than the GPU count"},
         "limits_s": LIMITS,
         "out": str(OUT.relative_to(ROOT)),
     }
@@ -486,6 +498,60 @@ def nsight_dram(deadline: float | None = None) -> dict[str, Any]:
             "rows": rows}
 
 
+# --- 6. ring attention over NCCL (chapter 8.6) -----------------------------------------------------------
+
+def _ring_cases(q: Any, k: Any, v: Any, d_out: Any, cases: tuple[tuple[bool, bool, str], ...]) -> list[Any]:
+    """In each spawned process: every case on this rank's shards (``selfattn.ring._run_job``), or its error."""
+    from selfattn import ring
+
+    rows: list[Any] = []
+    for is_causal, zigzag, impl in cases:
+        try:
+            rows.append(ring._run_job(q, k, v, d_out, is_causal, zigzag, impl))
+        except Exception as err:  # e.g. context_parallel refusing a shape; the other cases still run
+            rows.append(f"{type(err).__name__}: {str(err).splitlines()[0][:200]}")
+    return rows
+
+
+def ring_check(backend: str = "nccl", world_size: int | None = None) -> dict[str, Any]:
+    """Chapter 8.6's ring on every GPU (one process each) in one spawn: the errors against SDPA in float64.
+
+    ``backend="gloo"`` and a ``world_size`` run the same code on the CPU (tests/package/test_device_gpu_check.py),
+    where ``context_parallel`` fails as the chapter shows.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    from selfattn import ring
+
+    started = time.monotonic()
+    world = torch.cuda.device_count() if world_size is None else world_size
+    n = RING_N_PER_RANK * world
+    b, h, d = RING_SHAPE
+    g = torch.Generator().manual_seed(0)
+    q, k, v, d_out = (torch.randn(b, h, n, d, generator=g) for _ in range(4))
+    got = ring.spawn(_ring_cases, world, q, k, v, d_out, RING_CASES, backend=backend, timeout=LIMITS["ring"])
+    rows: list[dict[str, Any]] = []
+    for i, (is_causal, zigzag, impl) in enumerate(RING_CASES):
+        row: dict[str, Any] = {"is_causal": is_causal, "zigzag": zigzag, "impl": impl, "world_size": world, "n": n}
+        rows.append(row)
+        per_rank = [got[r][i] for r in range(world)]
+        if errors := [e for e in per_rank if isinstance(e, str)]:
+            row["error"] = errors[0]
+            continue
+        out = ring.unshard([r[0] for r in per_rank], zigzag=zigzag)
+        grads = [ring.unshard([r[1][j] for r in per_rank], zigzag=zigzag) for j in range(3)]
+        q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
+        ref = F.scaled_dot_product_attention(q64, k64, v64, is_causal=is_causal)
+        ref.backward(d_out.double())
+        row["max_abs_diff_out"] = float((out - ref.detach()).abs().max())
+        row["max_abs_diff_grads"] = max(float((x - t.grad).abs().max()) for x, t in zip(grads, (q64, k64, v64),
+                                                                                     strict=True))
+    skipped = [f"world size {p}: needs {p} GPUs, this machine has {world}" for p in RING_WORLD_SIZES if p != world]
+    return {"backend": backend, "world_size": world, "rows": rows, "skipped": skipped,
+            "seconds": round(time.monotonic() - started, 1)}
+
+
 # --- the run -------------------------------------------------------------------------------------------
 
 def cuda_or_exit() -> Any:
@@ -543,7 +609,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     ok = True
     for name, fn in (("pytest", run_pytest), ("fully_masked_rows", fully_masked_rows),
-                     ("benchmarks", benchmarks), ("triton", triton_benchmarks), ("nsight", nsight_dram)):
+                     ("benchmarks", benchmarks), ("triton", triton_benchmarks), ("nsight", nsight_dram),
+                     ("ring", ring_check)):
         report[name], ran = part(name, fn)
         ok &= ran
     ok &= report["pytest"].get("returncode") == 0
@@ -552,7 +619,8 @@ def main(argv: list[str] | None = None) -> int:
     write_report(report, args.out)
     counts = report["pytest"].get("counts", {})
     print(f"gpu-check: {'ok' if ok else 'FAILED'} in {report['seconds']} s; pytest {counts}; "
-          f"triton {report['triton'].get('status')}; wrote {args.out}", file=sys.stderr)
+          f"triton {report['triton'].get('status')}; ring on {report['ring'].get('world_size')} GPU(s); "
+          f"wrote {args.out}", file=sys.stderr)
     return 0 if ok else 1
 
 
