@@ -113,3 +113,19 @@ def test_every_test_reads_the_built_site_through_site_dir() -> None:
             if direct.search(line) and "site_dir" not in line and path.name not in ("conftest.py", Path(__file__).name):
                 offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_the_packages_are_those_installed_not_those_on_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder on sys.path that holds a distribution (the working folder, PYTHONPATH) does not change the hash:
+    the build's process and a test's may have different paths."""
+    from tools.site import stamp
+
+    before = stamp.packages()
+    info = tmp_path / "stray-9.9.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stray\nVersion: 9.9\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib.metadata
+
+    assert "stray" in {d.metadata["Name"] for d in importlib.metadata.distributions()}  # the path does hold it
+    assert stamp.packages() == before

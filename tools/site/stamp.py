@@ -20,6 +20,7 @@ import hashlib
 import importlib.metadata
 import json
 import sys
+import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,11 @@ _STARTED: dict[str, str] = {}  # the inputs of the build under way (begin -> fin
 
 
 def packages() -> str:
-    """A hash of the Python version and of every installed distribution's name and version."""
-    names = sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions())
+    """A hash of the Python version and of every distribution installed in the environment's site-packages, by
+    name and version. Only site-packages: ``sys.path`` can differ between the build's process and a pytest
+    worker's, and a fresh clone's CI run found them disagreeing (every test of the site failed as stale)."""
+    where = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    names = sorted({f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions(path=where)})
     return hashlib.sha256("\n".join([sys.version, *names]).encode()).hexdigest()[:16]
 
 
