@@ -37,7 +37,7 @@ EDITIONS = ("zh", "en")
 LINK = re.compile(r"(?<!\\)\[(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\((?P<target>[^()\s]*)(?:\s+\"[^\"\n]*\")?\)")
 CODE_SPAN = re.compile(r"(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)", re.S)
 COMMENT = re.compile(r"<!--.*?-->", re.S)
-ID = re.compile(r"""\b(?:id|name)=["']([^"']+)["']""")
+ID = re.compile(r"""<(?:[^<>]*\s)?id=["']([^"']+)["']|<a\s(?:[^<>]*\s)?name=["']([^"']+)["']""")  # an element's id; a name only on <a>
 EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.I)  # https:, mailto:, //host
 CHECKED = (".md", ".py")  # pages and labs; any other target (print_page/, a notebook) is the site check's
 
@@ -105,7 +105,7 @@ def _ids(path: Path, mtime: int, root: Path) -> frozenset[str]:
     text = lab_markdown(path) if path.suffix == ".py" else path.read_text(encoding="utf-8")
     md = _markdown(root)
     md.reset()
-    ids = set(ID.findall(md.convert(text)))
+    ids = {a or b for a, b in ID.findall(md.convert(text))}
     try:
         ids |= {figure.id for figure in find(text)}
     except FigureError:  # tools/site/figures.py names a bad figure header
