@@ -13,15 +13,15 @@ import json
 import math
 from pathlib import Path
 
-import matplotlib.pyplot as plt
-from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+from matplotlib.axes import Axes
+from matplotlib.ticker import FixedLocator, NullLocator
 
 
-def log_axes(ax: plt.Axes, ns: list[int]) -> None:
-    """Log-log axes with the measured n as the x ticks."""
+def log_axes(ax: Axes, ns: list[int]) -> None:
+    """Log-log axes with the measured n as the x ticks, plain numbers on both."""
     ax.set(xscale="log", yscale="log", xlabel="n")
+    plot.plain_ticks(ax)
     ax.xaxis.set_major_locator(FixedLocator(ns))
-    ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_locator(NullLocator())
     ax.grid(True, which="both", alpha=0.3)
 
@@ -37,7 +37,7 @@ for key, value in res["config"].items():
     print(f"  {key}: {value!r}")
 
 # %%
-from selfattn.plot import show  # a plot with its alt text and caption (3.7 appendix)
+from selfattn import plot  # the book's figures: plot.figure, plot.show (3.7 appendix)
 
 # %% [markdown]
 # ## Time against $n$ (log-log)
@@ -55,29 +55,36 @@ labels = {
     "sdpa": "F.scaled_dot_product_attention",
     "chunked": "selfattn chunked",
 }
-fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharey=True)
-for ax, mode in zip(axes, ("fwd", "fwd+bwd"), strict=True):
-    rows = [r for r in res["time"] if r["case"] == "attention" and r["mode"] == mode]
-    for path, label in labels.items():
-        mine = [r for r in rows if r["path"] == path]
-        pts = sorted((r["n"], r["median_ms"], r["min_ms"], r["max_ms"]) for r in mine)
-        if not pts:
-            continue
-        n, med, lo, hi = zip(*pts, strict=True)
-        err = [[a - b for a, b in zip(med, lo, strict=True)],
-               [b - a for a, b in zip(med, hi, strict=True)]]
-        ax.errorbar(n, med, yerr=err, marker="o", capsize=3, label=label)
-    n0, t0 = rows[-1]["n"], max(r["median_ms"] for r in rows if r["n"] == rows[-1]["n"])
-    ref = [128, n0]
-    ax.plot(ref, [t0 * (x / n0) ** 2 for x in ref], "k--", lw=1, label="slope 2 (n²)")
-    log_axes(ax, sorted({r["n"] for r in rows}))
-    ax.set_title(f"{mode}: median time (ms), bars = min–max")
-for ax in axes:
-    ax.set_ylabel("ms")
-axes[0].legend(fontsize=8)
-fig.tight_layout()
-show(
-    fig,
+def draw():
+    fig, axes = plot.figure(2, 1, size=(6.7, 7.5))
+    axes[1].sharey(axes[0])
+    for ax, mode in zip(axes, ("fwd", "fwd+bwd"), strict=True):
+        rows = [r for r in res["time"]
+                if r["case"] == "attention" and r["mode"] == mode]
+        for path, label in labels.items():
+            mine = [r for r in rows if r["path"] == path]
+            pts = sorted((r["n"], r["median_ms"], r["min_ms"], r["max_ms"])
+                         for r in mine)
+            if not pts:
+                continue
+            n, med, lo, hi = zip(*pts, strict=True)
+            err = [[a - b for a, b in zip(med, lo, strict=True)],
+                   [b - a for a, b in zip(med, hi, strict=True)]]
+            ax.errorbar(n, med, yerr=err, marker="o", capsize=3, label=label)
+        last = rows[-1]["n"]
+        n0, t0 = last, max(r["median_ms"] for r in rows if r["n"] == last)
+        ref = [128, n0]
+        ax.plot(ref, [t0 * (x / n0) ** 2 for x in ref], "--", color=plot.INK, lw=1,
+                label="slope 2 (n²)")
+        log_axes(ax, sorted({r["n"] for r in rows}))
+        ax.set_title(f"{mode}: median time (ms), bars = min–max")
+        ax.set_ylabel("ms")
+    axes[0].legend()
+    return fig
+
+
+plot.show(
+    draw,
     "The median time against n from the committed results, forward only (top) and "
     "forward plus backward (bottom). For long sequences every path follows the dashed "
     "slope-2 line. The bars run from the minimum to the maximum over the rounds.",
@@ -106,22 +113,25 @@ for mode, path in {key[:2] for key in t}:
 # %%
 mem_labels = {**labels, "keys_only": "keys-only loop (autograd)"}
 heads = res["config"]["memory_heads"]
-fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharey=True)
-for ax, mode in zip(axes, ("fwd", "fwd+bwd"), strict=True):
-    rows = [r for r in res["memory"] if r["mode"] == mode]
-    for path, label in mem_labels.items():
-        mine = [r for r in rows if r["path"] == path]
-        pts = sorted((r["n"], max(r["peak_extra_mib"], 0.1)) for r in mine)
-        if pts:
-            ax.plot(*zip(*pts, strict=True), marker="o", label=label)
-    log_axes(ax, sorted({r["n"] for r in rows}))
-    ax.set_title(f"{mode}: peak extra memory (MiB), h = {heads}")
-for ax in axes:
-    ax.set_ylabel("MiB")
-axes[0].legend(fontsize=8)
-fig.tight_layout()
-show(
-    fig,
+def draw():
+    fig, axes = plot.figure(2, 1, size=(6.7, 7.5))
+    axes[1].sharey(axes[0])
+    for ax, mode in zip(axes, ("fwd", "fwd+bwd"), strict=True):
+        rows = [r for r in res["memory"] if r["mode"] == mode]
+        for path, label in mem_labels.items():
+            mine = [r for r in rows if r["path"] == path]
+            pts = sorted((r["n"], max(r["peak_extra_mib"], 0.1)) for r in mine)
+            if pts:
+                ax.plot(*zip(*pts, strict=True), marker="o", label=label)
+        log_axes(ax, sorted({r["n"] for r in rows}))
+        ax.set_title(f"{mode}: peak extra memory (MiB), h = {heads}")
+        ax.set_ylabel("MiB")
+    axes[0].legend()
+    return fig
+
+
+plot.show(
+    draw,
     "The peak extra memory against n, forward only (top) and forward plus backward "
     "(bottom). The explicit implementation grows as n², and so does the keys-only loop "
     "in training. SDPA and the chunked implementation grow at most as n.",

@@ -11,15 +11,15 @@ import json
 import math
 from pathlib import Path
 
-import matplotlib.pyplot as plt
-from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+from matplotlib.axes import Axes
+from matplotlib.ticker import FixedLocator, NullLocator
 
 
-def log_axes(ax: plt.Axes, ns: list[int]) -> None:
-    """Log-log axes with the measured n as the x ticks."""
+def log_axes(ax: Axes, ns: list[int]) -> None:
+    """Log-log axes with the measured n as the x ticks, plain numbers on both."""
     ax.set(xscale="log", yscale="log", xlabel="n")
+    plot.plain_ticks(ax)
     ax.xaxis.set_major_locator(FixedLocator(ns))
-    ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_locator(NullLocator())
     ax.grid(True, which="both", alpha=0.3)
 
@@ -35,7 +35,7 @@ for key, value in res["config"].items():
     print(f"  {key}: {value!r}")
 
 # %%
-from selfattn.plot import show  # 图连同替代文字和图注一起显示（3.7 附）
+from selfattn import plot  # 书中的画图模块：plot.figure 画图，plot.show 显示（3.7 附）
 
 # %% [markdown]
 # ## 时间与 $n$（对数坐标）
@@ -50,29 +50,36 @@ labels = {
     "sdpa": "F.scaled_dot_product_attention",
     "chunked": "selfattn chunked",
 }
-fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharey=True)
-for ax, mode in zip(axes, ("fwd", "fwd+bwd"), strict=True):
-    rows = [r for r in res["time"] if r["case"] == "attention" and r["mode"] == mode]
-    for path, label in labels.items():
-        mine = [r for r in rows if r["path"] == path]
-        pts = sorted((r["n"], r["median_ms"], r["min_ms"], r["max_ms"]) for r in mine)
-        if not pts:
-            continue
-        n, med, lo, hi = zip(*pts, strict=True)
-        err = [[a - b for a, b in zip(med, lo, strict=True)],
-               [b - a for a, b in zip(med, hi, strict=True)]]
-        ax.errorbar(n, med, yerr=err, marker="o", capsize=3, label=label)
-    n0, t0 = rows[-1]["n"], max(r["median_ms"] for r in rows if r["n"] == rows[-1]["n"])
-    ref = [128, n0]
-    ax.plot(ref, [t0 * (x / n0) ** 2 for x in ref], "k--", lw=1, label="slope 2 (n²)")
-    log_axes(ax, sorted({r["n"] for r in rows}))
-    ax.set_title(f"{mode}: median time (ms), bars = min–max")
-for ax in axes:
-    ax.set_ylabel("ms")
-axes[0].legend(fontsize=8)
-fig.tight_layout()
-show(
-    fig,
+def draw():
+    fig, axes = plot.figure(2, 1, size=(6.7, 7.5))
+    axes[1].sharey(axes[0])
+    for ax, mode in zip(axes, ("fwd", "fwd+bwd"), strict=True):
+        rows = [r for r in res["time"]
+                if r["case"] == "attention" and r["mode"] == mode]
+        for path, label in labels.items():
+            mine = [r for r in rows if r["path"] == path]
+            pts = sorted((r["n"], r["median_ms"], r["min_ms"], r["max_ms"])
+                         for r in mine)
+            if not pts:
+                continue
+            n, med, lo, hi = zip(*pts, strict=True)
+            err = [[a - b for a, b in zip(med, lo, strict=True)],
+                   [b - a for a, b in zip(med, hi, strict=True)]]
+            ax.errorbar(n, med, yerr=err, marker="o", capsize=3, label=label)
+        last = rows[-1]["n"]
+        n0, t0 = last, max(r["median_ms"] for r in rows if r["n"] == last)
+        ref = [128, n0]
+        ax.plot(ref, [t0 * (x / n0) ** 2 for x in ref], "--", color=plot.INK, lw=1,
+                label="slope 2 (n²)")
+        log_axes(ax, sorted({r["n"] for r in rows}))
+        ax.set_title(f"{mode}: median time (ms), bars = min–max")
+        ax.set_ylabel("ms")
+    axes[0].legend()
+    return fig
+
+
+plot.show(
+    draw,
     "提交的结果中，中位时间随 n 的变化：上图只有前向，下图是前向加反向。长序列上每条路"
     "径都沿斜率为 2 的虚线增长。误差棒从各轮的最小值到最大值。",
     "两幅双对数图，纵轴是中位时间（毫秒），横轴是 n，分别画显式实现、SDPA 与分块实现。"
@@ -97,22 +104,25 @@ for mode, path in {key[:2] for key in t}:
 # %%
 mem_labels = {**labels, "keys_only": "keys-only loop (autograd)"}
 heads = res["config"]["memory_heads"]
-fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharey=True)
-for ax, mode in zip(axes, ("fwd", "fwd+bwd"), strict=True):
-    rows = [r for r in res["memory"] if r["mode"] == mode]
-    for path, label in mem_labels.items():
-        mine = [r for r in rows if r["path"] == path]
-        pts = sorted((r["n"], max(r["peak_extra_mib"], 0.1)) for r in mine)
-        if pts:
-            ax.plot(*zip(*pts, strict=True), marker="o", label=label)
-    log_axes(ax, sorted({r["n"] for r in rows}))
-    ax.set_title(f"{mode}: peak extra memory (MiB), h = {heads}")
-for ax in axes:
-    ax.set_ylabel("MiB")
-axes[0].legend(fontsize=8)
-fig.tight_layout()
-show(
-    fig,
+def draw():
+    fig, axes = plot.figure(2, 1, size=(6.7, 7.5))
+    axes[1].sharey(axes[0])
+    for ax, mode in zip(axes, ("fwd", "fwd+bwd"), strict=True):
+        rows = [r for r in res["memory"] if r["mode"] == mode]
+        for path, label in mem_labels.items():
+            mine = [r for r in rows if r["path"] == path]
+            pts = sorted((r["n"], max(r["peak_extra_mib"], 0.1)) for r in mine)
+            if pts:
+                ax.plot(*zip(*pts, strict=True), marker="o", label=label)
+        log_axes(ax, sorted({r["n"] for r in rows}))
+        ax.set_title(f"{mode}: peak extra memory (MiB), h = {heads}")
+        ax.set_ylabel("MiB")
+    axes[0].legend()
+    return fig
+
+
+plot.show(
+    draw,
     "额外内存峰值随 n 的变化：上图只有前向，下图是前向加反向。显式实现按 n² 增长，训练"
     "时对循环直接求导（keys_only）也是；SDPA 与分块实现至多按 n 增长。",
     "两幅双对数图，纵轴是额外内存峰值（MiB），横轴是 n。显式实现的线陡峭上升，下图中 "

@@ -33,7 +33,6 @@ import statistics
 import time
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
@@ -60,7 +59,7 @@ print(
 print(torch.__version__, "threads:", torch.get_num_threads())
 
 # %%
-from selfattn.plot import show  # a plot with its alt text and caption (3.7 appendix)
+from selfattn import plot  # the book's figures: plot.figure, plot.show (3.7 appendix)
 
 # %% [markdown]
 # ## 1. Training and validation loss
@@ -83,27 +82,29 @@ for start in range(0, STEPS, EVERY):
 final_val = val_curve[-1][1]
 
 smooth = [statistics.fmean(train_curve[max(0, i - 19) : i + 1]) for i in range(STEPS)]
-fig, ax = plt.subplots(figsize=(6.5, 4))
-ax.plot(range(1, STEPS + 1), smooth, label="train (20-step mean)")
-ax.plot(*zip(*val_curve, strict=True), "o-", label="validation")
-ax.axhline(UNIGRAM, color="k", ls="--", lw=1, label=f"unigram {UNIGRAM:.2f}")
-ax.axhline(BIGRAM, color="C3", ls="--", lw=1, label=f"bigram {BIGRAM:.2f}")
-ax.axhline(
-    math.log(V), color="gray", ls=":", lw=1, label=f"uniform ln {V} = {math.log(V):.2f}"
-)
-ax.set_xlabel("step")
-ax.set_ylabel("loss (nats / char)")
-ax.set_title("Character-level LM on the book's own text")
-ax.legend()
-ax.grid(True, alpha=0.3)
-show(
-    fig,
+def draw():
+    fig, ax = plot.figure(size=(6.5, 3.8))
+    ax.plot(range(1, STEPS + 1), smooth, label="train (20-step mean)")
+    ax.plot(*zip(*val_curve, strict=True), "o-", label="validation")
+    ax.axhline(UNIGRAM, color=plot.INK, ls="--", lw=1, label=f"unigram {UNIGRAM:.2f}")
+    ax.axhline(BIGRAM, color="tab:red", ls="--", lw=1, label=f"bigram {BIGRAM:.2f}")
+    uniform = f"uniform ln {V} = {math.log(V):.2f}"
+    ax.axhline(math.log(V), color="gray", ls=":", lw=1, label=uniform)
+    ax.set(xlabel="step", ylabel="loss (nats / char)",
+           title="Character-level LM on the book's own text")
+    ax.legend()
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+plot.show(
+    draw,
     "The training loss (20-step mean) and the validation loss of the character-level "
     "model over 400 steps. The dashed lines are the unigram and bigram baselines, and "
     "the dotted line is the uniform one.",
     "Line plot of the loss in nats per character against the step. Both curves start "
     "near the dotted uniform line and fall. The validation curve ends well below the "
-    "black dashed unigram line. A red dashed line marks the bigram baseline.",
+    "dashed unigram line. A red dashed line marks the bigram baseline.",
 )
 print(
     f"final validation loss {final_val:.3f} nats (whole validation split); "
@@ -115,7 +116,7 @@ print(f"training loss, mean of the last 20 steps: {train_end:.3f}")
 assert train_end < final_val, "the training loss is below the validation loss"
 
 # %% [markdown]
-# The validation loss is more than half a nat below the unigram baseline, the black dashed line, as asserted above. So the model has learned more than the character frequencies. Whether 400 steps also beat the bigram baseline, the red line, depends on the edition. The committed model below must beat it.
+# The validation loss is more than half a nat below the unigram baseline, the dashed line, as asserted above. So the model has learned more than the character frequencies. Whether 400 steps also beat the bigram baseline, the red line, depends on the edition. The committed model below must beat it.
 # The training loss is below the validation loss partly because of overfitting. The rest comes from the validation split, which is the end of the book (the end of chapter 8 and chapter 9). Its style differs somewhat from the earlier chapters.
 
 # %% [markdown]
@@ -192,22 +193,25 @@ def attention_maps(model: CharLM, idx: torch.Tensor) -> list[torch.Tensor]:
 
 sentence = "q, k, v = qkv.chunk(3, dim=-1)"
 maps = attention_maps(model, vocab.encode(sentence)[None])
-fig, axes = plt.subplots(4, len(maps), figsize=(6.7, 14))
-for layer, w in enumerate(maps):
-    for head in range(4):
-        ax = axes[head, layer]
-        ax.imshow(w[0, head], cmap="viridis", vmin=0, vmax=1)
-        ax.set_title(f"layer {layer}, head {head}", fontsize=10)
-        ax.set_xticks(
-            range(len(sentence)), list(sentence), fontsize=8, family="monospace"
-        )
-        ax.set_yticks(
-            range(len(sentence)), list(sentence), fontsize=8, family="monospace"
-        )
-fig.suptitle("Attention weights (row = query, column = key)")
-fig.tight_layout()
-show(
-    fig,
+def draw():
+    small = plot.narrow()  # every second character (narrow: third)
+    fig, axes = plot.figure(4, len(maps), size=(3.8, 8.8) if small else (6.7, 13))
+    at = range(0, len(sentence), 3 if small else 2)
+    chars = [sentence[i] for i in at]
+    for layer, w in enumerate(maps):
+        for head in range(4):
+            ax = axes[head, layer]
+            im = ax.imshow(w[0, head], cmap=plot.WEIGHTS_CMAP, vmin=0, vmax=1)
+            ax.set_title(f"layer {layer}, head {head}")
+            ax.set_xticks(at, chars, family="monospace")
+            ax.set_yticks(at, chars, family="monospace")
+    plot.colorbar(im, axes)
+    fig.suptitle("Attention weights (row = query, column = key)")
+    return fig
+
+
+plot.show(
+    draw,
     "The causal attention weights of the 8 heads of the trained model (2 layers of 4 "
     "heads) for one line of source text. Each row is a query and each column a key.",
     "Eight heatmaps, one per head of each layer, with the characters of the line q, k, "
@@ -332,44 +336,49 @@ for name in SCALES:
     print(f"{'':13s} entropy at step 0 {spread(e0)}; at step 150 {spread(e)}")
 
 # %%
-fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharex=True)
-for name in SCALES:
-    for key, ax in zip(("val", "entropy"), axes, strict=True):
-        ys = [[runs[name, s][key][i] for s in SEEDS] for i in range(len(CHECK))]
-        mean = [statistics.fmean(y) for y in ys]
-        ax.errorbar(
-            CHECK,
-            mean,
-            yerr=[
-                [m - min(y) for m, y in zip(mean, ys, strict=True)],
-                [max(y) - m for m, y in zip(mean, ys, strict=True)],
-            ],
-            marker="o",
-            capsize=3,
-            label=name,
-        )
-axes[0].axhline(UNI_E, color="k", ls="--", lw=1, label="unigram")
-axes[0].axhline(BI_E, color="C3", ls="--", lw=1, label="bigram")
-axes[0].set_ylabel("validation loss (nats / char)")
-axes[1].axhline(UNIFORM, color="gray", ls=":", lw=1, label="uniform weights")
-axes[1].set_ylabel("mean attention entropy (nats)")
-axes[1].set_xlabel("step")
-for ax in axes:
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-fig.suptitle("Score scaling in training: mean over 3 seeds, bars = min..max")
-fig.tight_layout()
-show(
-    fig,
+def draw():
+    fig, axes = plot.figure(2, 1, size=(6.7, 7.5))
+    axes[1].sharex(axes[0])
+    for name in SCALES:
+        shown = name.replace("sqrt(d_k)", "√dₖ").replace("d_k", "dₖ")
+        for key, ax in zip(("val", "entropy"), axes, strict=True):
+            ys = [[runs[name, s][key][i] for s in SEEDS] for i in range(len(CHECK))]
+            mean = [statistics.fmean(y) for y in ys]
+            ax.errorbar(
+                CHECK,
+                mean,
+                yerr=[
+                    [m - min(y) for m, y in zip(mean, ys, strict=True)],
+                    [max(y) - m for m, y in zip(mean, ys, strict=True)],
+                ],
+                marker="o",
+                capsize=3,
+                label=shown,
+            )
+    axes[0].axhline(UNI_E, color=plot.INK, ls="--", lw=1, label="unigram")
+    axes[0].axhline(BI_E, color="tab:red", ls="--", lw=1, label="bigram")
+    axes[0].set_ylabel("validation loss (nats / char)")
+    axes[1].axhline(UNIFORM, color="gray", ls=":", lw=1, label="uniform weights")
+    axes[1].set_ylabel("mean attention entropy (nats)")
+    axes[1].set_xlabel("step")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    fig.suptitle("Score scaling in training: mean over 3 seeds, bars = min..max")
+    return fig
+
+
+plot.show(
+    draw,
     "Score scaling in training. Each point is the mean over 3 seeds, and the bars run "
     "from the minimum to the maximum. Top, the validation loss. Bottom, the mean "
     "entropy of the attention weights.",
-    "Two line plots against the training step, one line per scaling: 1, 1/sqrt(d_k) "
-    "and 1/d_k. In the top plot, the validation loss of all three falls below the "
-    "black dashed unigram line but stays above the red dashed bigram line, and the "
-    "mean of 1/sqrt(d_k) ends lowest. In the bottom plot, the entropy of 1/d_k starts "
-    "on the dotted uniform line and ends below it. The unscaled line is the lowest at "
-    "the start and at the end.",
+    "Two line plots against the training step, one line per scaling: 1, 1/√dₖ "
+    "and 1/dₖ. In the top plot, the validation loss of all three falls below the "
+    "dashed unigram line but stays above the red dashed bigram line, and the mean "
+    "of 1/√dₖ ends lowest. In the bottom plot, the entropy of 1/dₖ starts on the "
+    "dotted uniform line and ends below it. The unscaled line is the lowest at the "
+    "start and at the end.",
 )
 
 # %% [markdown]
@@ -488,27 +497,30 @@ for key in KEYS:
 print(f"unigram {UNI_E:.3f}; book: most common character {BOOK_TOP:.3f}")
 
 # %%
-fig, ax = plt.subplots(figsize=(6.5, 3.6))
-labels = ["train loss\n(its own mask)", "val loss\n(correct mask)"]
-for i, (group, name) in enumerate(
-    ((honest, "honest causal mask"), (leak, "leaky mask (i sees i+1)"))
-):
-    ys = [[x["train"] for x in group], [x["val_causal"] for x in group]]
-    ax.bar(
-        [j + 0.38 * i for j in range(2)],
-        [statistics.fmean(y) for y in ys],
-        width=0.36,
-        yerr=[statistics.stdev(y) for y in ys],
-        capsize=4,
-        label=name,
-    )
-ax.axhline(UNI_E, color="k", ls="--", lw=1, label="unigram")
-ax.set_xticks([0.19, 1.19], labels)
-ax.set_ylabel("nats / char")
-ax.set_title("A leaking causal mask: 3 seeds, bars = std")
-ax.legend(fontsize=8)
-show(
-    fig,
+def draw():
+    fig, ax = plot.figure(size=(6.5, 3.6))
+    labels = ["train loss\n(its own mask)", "val loss\n(correct mask)"]
+    for i, (group, name) in enumerate(
+        ((honest, "honest causal mask"), (leak, "leaky mask (i sees i+1)"))
+    ):
+        ys = [[x["train"] for x in group], [x["val_causal"] for x in group]]
+        ax.bar(
+            [j + 0.38 * i for j in range(2)],
+            [statistics.fmean(y) for y in ys],
+            width=0.36,
+            yerr=[statistics.stdev(y) for y in ys],
+            capsize=4,
+            label=name,
+        )
+    ax.axhline(UNI_E, color=plot.INK, ls="--", lw=1, label="unigram")
+    ax.set_xticks([0.19, 1.19], labels)
+    ax.set(ylabel="nats / char", title="A leaking causal mask: 3 seeds, bars = std")
+    ax.legend()
+    return fig
+
+
+plot.show(
+    draw,
     "A leaky causal mask against the honest one, over 3 seeds. The leaky model's "
     "training loss is far lower. With the correct mask, its validation loss is far "
     "higher, above the unigram line.",

@@ -32,7 +32,6 @@ import statistics
 import time
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
@@ -59,7 +58,7 @@ print(
 print(torch.__version__, "threads:", torch.get_num_threads())
 
 # %%
-from selfattn.plot import show  # 图连同替代文字和图注一起显示（3.7 附）
+from selfattn import plot  # 书中的画图模块：plot.figure 画图，plot.show 显示（3.7 附）
 
 # %% [markdown]
 # ## 1. 训练与验证损失
@@ -82,25 +81,27 @@ for start in range(0, STEPS, EVERY):
 final_val = val_curve[-1][1]
 
 smooth = [statistics.fmean(train_curve[max(0, i - 19) : i + 1]) for i in range(STEPS)]
-fig, ax = plt.subplots(figsize=(6.5, 4))
-ax.plot(range(1, STEPS + 1), smooth, label="train (20-step mean)")
-ax.plot(*zip(*val_curve, strict=True), "o-", label="validation")
-ax.axhline(UNIGRAM, color="k", ls="--", lw=1, label=f"unigram {UNIGRAM:.2f}")
-ax.axhline(BIGRAM, color="C3", ls="--", lw=1, label=f"bigram {BIGRAM:.2f}")
-ax.axhline(
-    math.log(V), color="gray", ls=":", lw=1, label=f"uniform ln {V} = {math.log(V):.2f}"
-)
-ax.set_xlabel("step")
-ax.set_ylabel("loss (nats / char)")
-ax.set_title("Character-level LM on the book's own text")
-ax.legend()
-ax.grid(True, alpha=0.3)
-show(
-    fig,
+def draw():
+    fig, ax = plot.figure(size=(6.5, 3.8))
+    ax.plot(range(1, STEPS + 1), smooth, label="train (20-step mean)")
+    ax.plot(*zip(*val_curve, strict=True), "o-", label="validation")
+    ax.axhline(UNIGRAM, color=plot.INK, ls="--", lw=1, label=f"unigram {UNIGRAM:.2f}")
+    ax.axhline(BIGRAM, color="tab:red", ls="--", lw=1, label=f"bigram {BIGRAM:.2f}")
+    uniform = f"uniform ln {V} = {math.log(V):.2f}"
+    ax.axhline(math.log(V), color="gray", ls=":", lw=1, label=uniform)
+    ax.set(xlabel="step", ylabel="loss (nats / char)",
+           title="Character-level LM on the book's own text")
+    ax.legend()
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+plot.show(
+    draw,
     "字符级模型 400 步训练中的训练损失（20 步滑动平均）与验证损失。虚线是一元与二元基准"
     "，点线是均匀分布基准。",
     "损失（nats / 字符）随训练步数变化的折线图。两条曲线从均匀分布的点线附近开始下降，"
-    "验证曲线最终明显低于黑色虚线（一元基准）。红色虚线标出二元基准。",
+    "验证曲线最终明显低于虚线（一元基准）。红色虚线标出二元基准。",
 )
 print(
     f"final validation loss {final_val:.3f} nats (whole validation split); "
@@ -112,7 +113,7 @@ print(f"training loss, mean of the last 20 steps: {train_end:.3f}")
 assert train_end < final_val, "the training loss is below the validation loss"
 
 # %% [markdown]
-# 验证损失在一元基准（黑色虚线）之下半个 nat 以上（上面断言）：模型学到的不只是字符频率。400 步能否打败二元基准（红线）因版本而异；下面提交的模型必须打败它。
+# 验证损失在一元基准（虚线）之下半个 nat 以上（上面断言）：模型学到的不只是字符频率。400 步能否打败二元基准（红线）因版本而异；下面提交的模型必须打败它。
 # 训练损失低于验证损失，一部分是过拟合，一部分是因为验证集是书的末尾（第 8 章末尾与第 9 章），与前面各章的风格不完全相同。
 
 # %% [markdown]
@@ -189,22 +190,25 @@ def attention_maps(model: CharLM, idx: torch.Tensor) -> list[torch.Tensor]:
 
 sentence = "q, k, v = qkv.chunk(3, dim=-1)"
 maps = attention_maps(model, vocab.encode(sentence)[None])
-fig, axes = plt.subplots(4, len(maps), figsize=(6.7, 14))
-for layer, w in enumerate(maps):
-    for head in range(4):
-        ax = axes[head, layer]
-        ax.imshow(w[0, head], cmap="viridis", vmin=0, vmax=1)
-        ax.set_title(f"layer {layer}, head {head}", fontsize=10)
-        ax.set_xticks(
-            range(len(sentence)), list(sentence), fontsize=8, family="monospace"
-        )
-        ax.set_yticks(
-            range(len(sentence)), list(sentence), fontsize=8, family="monospace"
-        )
-fig.suptitle("Attention weights (row = query, column = key)")
-fig.tight_layout()
-show(
-    fig,
+def draw():
+    small = plot.narrow()  # 每隔一个字符标一个（窄版隔两个）
+    fig, axes = plot.figure(4, len(maps), size=(3.8, 8.8) if small else (6.7, 13))
+    at = range(0, len(sentence), 3 if small else 2)
+    chars = [sentence[i] for i in at]
+    for layer, w in enumerate(maps):
+        for head in range(4):
+            ax = axes[head, layer]
+            im = ax.imshow(w[0, head], cmap=plot.WEIGHTS_CMAP, vmin=0, vmax=1)
+            ax.set_title(f"layer {layer}, head {head}")
+            ax.set_xticks(at, chars, family="monospace")
+            ax.set_yticks(at, chars, family="monospace")
+    plot.colorbar(im, axes)
+    fig.suptitle("Attention weights (row = query, column = key)")
+    return fig
+
+
+plot.show(
+    draw,
     "训练好的模型（2 层，每层 4 个头）的 8 个头在一行源代码上的因果注意力权重。每行是一"
     "个查询，每列是一个键。",
     "八幅热图，每层每个头一幅，两条轴上都是这行代码 q, k, v = qkv.chunk(3, dim=-1) 的字"
@@ -329,40 +333,45 @@ for name in SCALES:
     print(f"{'':13s} entropy at step 0 {spread(e0)}; at step 150 {spread(e)}")
 
 # %%
-fig, axes = plt.subplots(2, 1, figsize=(6.7, 7.5), sharex=True)
-for name in SCALES:
-    for key, ax in zip(("val", "entropy"), axes, strict=True):
-        ys = [[runs[name, s][key][i] for s in SEEDS] for i in range(len(CHECK))]
-        mean = [statistics.fmean(y) for y in ys]
-        ax.errorbar(
-            CHECK,
-            mean,
-            yerr=[
-                [m - min(y) for m, y in zip(mean, ys, strict=True)],
-                [max(y) - m for m, y in zip(mean, ys, strict=True)],
-            ],
-            marker="o",
-            capsize=3,
-            label=name,
-        )
-axes[0].axhline(UNI_E, color="k", ls="--", lw=1, label="unigram")
-axes[0].axhline(BI_E, color="C3", ls="--", lw=1, label="bigram")
-axes[0].set_ylabel("validation loss (nats / char)")
-axes[1].axhline(UNIFORM, color="gray", ls=":", lw=1, label="uniform weights")
-axes[1].set_ylabel("mean attention entropy (nats)")
-axes[1].set_xlabel("step")
-for ax in axes:
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-fig.suptitle("Score scaling in training: mean over 3 seeds, bars = min..max")
-fig.tight_layout()
-show(
-    fig,
+def draw():
+    fig, axes = plot.figure(2, 1, size=(6.7, 7.5))
+    axes[1].sharex(axes[0])
+    for name in SCALES:
+        shown = name.replace("sqrt(d_k)", "√dₖ").replace("d_k", "dₖ")
+        for key, ax in zip(("val", "entropy"), axes, strict=True):
+            ys = [[runs[name, s][key][i] for s in SEEDS] for i in range(len(CHECK))]
+            mean = [statistics.fmean(y) for y in ys]
+            ax.errorbar(
+                CHECK,
+                mean,
+                yerr=[
+                    [m - min(y) for m, y in zip(mean, ys, strict=True)],
+                    [max(y) - m for m, y in zip(mean, ys, strict=True)],
+                ],
+                marker="o",
+                capsize=3,
+                label=shown,
+            )
+    axes[0].axhline(UNI_E, color=plot.INK, ls="--", lw=1, label="unigram")
+    axes[0].axhline(BI_E, color="tab:red", ls="--", lw=1, label="bigram")
+    axes[0].set_ylabel("validation loss (nats / char)")
+    axes[1].axhline(UNIFORM, color="gray", ls=":", lw=1, label="uniform weights")
+    axes[1].set_ylabel("mean attention entropy (nats)")
+    axes[1].set_xlabel("step")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    fig.suptitle("Score scaling in training: mean over 3 seeds, bars = min..max")
+    return fig
+
+
+plot.show(
+    draw,
     "训练中的分数缩放。每个点是 3 个种子的均值，误差棒从最小值到最大值。上：验证损失。"
     "下：注意力权重的平均熵。",
-    "两幅随训练步数变化的折线图，每种缩放一条线：1、1/sqrt(d_k)、1/d_k。上图中三者的验"
-    "证损失都降到黑色虚线（一元基准）之下，但仍在红色虚线（二元基准）之上；1/sqrt(d_k)"
-    " 的均值最终最低。下图中 1/d_k 的熵从均匀权重的点线出发，最终低于它；不缩放的线在开"
+    "两幅随训练步数变化的折线图，每种缩放一条线：1、1/√dₖ、1/dₖ。上图中三者的验"
+    "证损失都降到虚线（一元基准）之下，但仍在红色虚线（二元基准）之上；1/√dₖ 的均"
+    "值最终最低。下图中 1/dₖ 的熵从均匀权重的点线出发，最终低于它；不缩放的线在开"
     "始和结束时都最低。",
 )
 
@@ -482,27 +491,30 @@ for key in KEYS:
 print(f"unigram {UNI_E:.3f}; book: most common character {BOOK_TOP:.3f}")
 
 # %%
-fig, ax = plt.subplots(figsize=(6.5, 3.6))
-labels = ["train loss\n(its own mask)", "val loss\n(correct mask)"]
-for i, (group, name) in enumerate(
-    ((honest, "honest causal mask"), (leak, "leaky mask (i sees i+1)"))
-):
-    ys = [[x["train"] for x in group], [x["val_causal"] for x in group]]
-    ax.bar(
-        [j + 0.38 * i for j in range(2)],
-        [statistics.fmean(y) for y in ys],
-        width=0.36,
-        yerr=[statistics.stdev(y) for y in ys],
-        capsize=4,
-        label=name,
-    )
-ax.axhline(UNI_E, color="k", ls="--", lw=1, label="unigram")
-ax.set_xticks([0.19, 1.19], labels)
-ax.set_ylabel("nats / char")
-ax.set_title("A leaking causal mask: 3 seeds, bars = std")
-ax.legend(fontsize=8)
-show(
-    fig,
+def draw():
+    fig, ax = plot.figure(size=(6.5, 3.6))
+    labels = ["train loss\n(its own mask)", "val loss\n(correct mask)"]
+    for i, (group, name) in enumerate(
+        ((honest, "honest causal mask"), (leak, "leaky mask (i sees i+1)"))
+    ):
+        ys = [[x["train"] for x in group], [x["val_causal"] for x in group]]
+        ax.bar(
+            [j + 0.38 * i for j in range(2)],
+            [statistics.fmean(y) for y in ys],
+            width=0.36,
+            yerr=[statistics.stdev(y) for y in ys],
+            capsize=4,
+            label=name,
+        )
+    ax.axhline(UNI_E, color=plot.INK, ls="--", lw=1, label="unigram")
+    ax.set_xticks([0.19, 1.19], labels)
+    ax.set(ylabel="nats / char", title="A leaking causal mask: 3 seeds, bars = std")
+    ax.legend()
+    return fig
+
+
+plot.show(
+    draw,
     "泄漏的因果掩码与诚实的掩码，3 个种子。泄漏模型的训练损失低得多；换回正确的掩码后，"
     "它的验证损失高得多，超过一元基准线。",
     "损失（nats / 字符）的柱状图，误差棒为标准差。训练损失一组中，泄漏模型的柱远低于诚"

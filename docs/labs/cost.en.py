@@ -14,7 +14,6 @@ import time
 import weakref
 from functools import partial
 
-import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -28,7 +27,7 @@ torch.set_num_threads(1)
 print("torch", torch.__version__)
 
 # %%
-from selfattn.plot import show  # a plot with its alt text and caption (3.7 appendix)
+from selfattn import plot  # the book's figures: plot.figure, plot.show (3.7 appendix)
 
 # %% [markdown]
 # ## 1. What multiple heads are for
@@ -129,27 +128,34 @@ assert on_prev[p_head] > 0.8 and on_same[1 - p_head] > 0.9, (
     "one head looks at the previous token, the other at the same category"
 )
 
-fig, axes = plt.subplots(2, 2, figsize=(6.5, 6.5), layout="constrained")
-axes = axes.flatten()
-for h, color in ((1, "tab:red"), (2, "tab:blue")):
-    axes[0].plot(curves[h], color=color, label=f"h = {h}")
-axes[0].set(yscale="log", xlabel="step", ylabel="training MSE",
-            title="same parameters, different heads")
-axes[0].legend()
-panels = [
-    (single[0], "h = 1: the only head"),
-    (per_head[0, 0], "h = 2: head 0"),
-    (per_head[0, 1], "h = 2: head 1"),
-]
-for ax, (w, title) in zip(axes[1:], panels, strict=True):
-    im = ax.imshow(w.numpy(), vmin=0, vmax=1, cmap="viridis")
-    ax.set(title=title, xlabel="key j (category)", ylabel="query i")
-    ticks = [f"{j}\n({c})" for j, c in enumerate(cats0)]  # key index, category
-    ax.set_xticks(range(N_TOK), ticks, fontsize=8)
-    ax.set_yticks(range(N_TOK))
-fig.colorbar(im, ax=list(axes[1:]), shrink=0.8, label="weight")
-show(
-    fig,
+def draw():
+    # narrow variant: the four stacked
+    shape, size = ((4, 1), (3.8, 12)) if plot.narrow() else ((2, 2), (6.5, 6.5))
+    fig, axes = plot.figure(*shape, size=size)
+    axes = axes.flatten()
+    for h, color in zip((1, 2), plot.HEAD_COLORS, strict=False):
+        axes[0].plot(curves[h], color=color, label=f"h = {h}")
+    axes[0].set(yscale="log", xlabel="step", ylabel="training MSE",
+                title="same parameters, different heads")
+    plot.plain_ticks(axes[0])
+    axes[0].legend()
+    panels = [
+        (single[0], "h = 1: the only head"),
+        (per_head[0, 0], "h = 2: head 0"),
+        (per_head[0, 1], "h = 2: head 1"),
+    ]
+    ticks = [f"{j}\n({c})" for j, c in enumerate(cats0)]  # the key's index, category
+    for ax, (w, title) in zip(axes[1:], panels, strict=True):
+        im = ax.imshow(w.numpy(), vmin=0, vmax=1, cmap=plot.WEIGHTS_CMAP)
+        ax.set(title=title, xlabel="key j (category)", ylabel="query i")
+        ax.set_xticks(range(N_TOK), ticks)
+        ax.set_yticks(range(N_TOK))
+    plot.colorbar(im, list(axes[1:])).set_label("weight")
+    return fig
+
+
+plot.show(
+    draw,
     "Top left, the training loss of a single-head and a two-head model with the same "
     "number of parameters. The other panels show the attention weights on one test "
     "sequence, of the single head and of each head of the two-head model.",
@@ -297,30 +303,34 @@ def column(key: str) -> list[float]:
 
 
 ns = column("n")
-fig, (ax_t, ax_m) = plt.subplots(2, 1, figsize=(6.7, 7.5))
-ax_t.plot(ns, column("explicit_ms"), "o-", label="explicit (returns weights)")
-ax_t.plot(ns, column("sdpa_ms"), "s-", label="F.scaled_dot_product_attention")
-ref = rows[-1]["explicit_ms"]
-ax_t.plot(ns, [ref * (n / ns[-1]) ** 2 for n in ns], "k:", label=r"$\propto n^2$")
-ax_t.set(xscale="log", yscale="log", xlabel="sequence length n",
-         ylabel="forward time (ms, best of 5)",
-         title=f"time (B={B}, h={H}, d_head={D_HEAD}, 1 thread)")
-ax_t.minorticks_off()
-ax_t.set_xticks(ns, [str(n) for n in ns])
-ax_t.legend()
-ax_m.plot(ns, column("explicit_mib"), "o-", label="explicit: measured peak")
-ax_m.plot(ns, column("causal_mib"), "^-", label="explicit + is_causal: measured peak")
-one_scores = r"one scores matrix $B h n^2 \cdot 4$ bytes"
-ax_m.plot(ns, column("scores_mib"), "k:", label=one_scores)
-ax_m.plot(ns, column("sdpa_mib"), "s-", label="SDPA: tensors it returns")
-ax_m.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="MiB",
-         title="peak tensor memory")
-ax_m.minorticks_off()
-ax_m.set_xticks(ns, [str(n) for n in ns])
-ax_m.legend(fontsize=8)
-fig.tight_layout()
-show(
-    fig,
+def draw():
+    fig, (ax_t, ax_m) = plot.figure(2, 1, size=(6.7, 7.5))
+    ax_t.plot(ns, column("explicit_ms"), "o-", label="explicit (returns weights)")
+    ax_t.plot(ns, column("sdpa_ms"), "s-", label="F.scaled_dot_product_attention")
+    ref = rows[-1]["explicit_ms"]
+    ax_t.plot(ns, [ref * (n / ns[-1]) ** 2 for n in ns], ":", color=plot.INK,
+              label="∝ n²")
+    ax_t.set(xscale="log", yscale="log", xlabel="sequence length n",
+             ylabel="forward time (ms, best of 5)",
+             title=f"time (B={B}, h={H}, d_head={D_HEAD}, 1 thread)")
+    ax_m.plot(ns, column("explicit_mib"), "o-", label="explicit: measured peak")
+    ax_m.plot(ns, column("causal_mib"), "^-",
+              label="explicit + is_causal: measured peak")
+    one_scores = "one scores matrix, B·h·n²·4 bytes"
+    ax_m.plot(ns, column("scores_mib"), ":", color=plot.INK, label=one_scores)
+    ax_m.plot(ns, column("sdpa_mib"), "s-", label="SDPA: tensors it returns")
+    ax_m.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="MiB",
+             title="peak tensor memory")
+    for ax in (ax_t, ax_m):
+        plot.plain_ticks(ax)
+        ax.minorticks_off()
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.legend()
+    return fig
+
+
+plot.show(
+    draw,
     "Top, the forward time of the explicit implementation and of SDPA against n, with "
     "an n² reference line. Bottom, the peak tensor memory. The explicit implementation "
     "holds about two score matrices, with or without the causal mask. SDPA holds only "

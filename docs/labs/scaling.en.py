@@ -26,7 +26,6 @@
 # %matplotlib inline
 import math
 
-import matplotlib.pyplot as plt
 import torch
 
 torch.manual_seed(0)
@@ -36,7 +35,7 @@ B = 1000  # random queries per d_k
 print(torch.__version__)
 
 # %%
-from selfattn.plot import show  # a plot with its alt text and caption (3.7 appendix)
+from selfattn import plot  # the book's figures: plot.figure, plot.show (3.7 appendix)
 
 # %% [markdown]
 # ## 1. The variance of the dot product
@@ -52,21 +51,24 @@ for d_k in D_KS:
     var_raw.append(dots.var().item())
     var_scaled.append((dots / math.sqrt(d_k)).var().item())
 
-fig, ax = plt.subplots(figsize=(6, 4))
-ax.loglog(D_KS, var_raw, "o-", label="Var(q.k)  (unscaled)")
-ax.loglog(D_KS, var_scaled, "s-", label="Var(q.k / sqrt(d_k))")
-ax.loglog(D_KS, D_KS, "k--", lw=1, label="d_k (theory)")
-ax.set_xscale("log", base=2)
-ax.set_xlabel("d_k")
-ax.set_ylabel("variance")
-ax.set_title("Variance of the dot product")
-ax.legend()
-ax.grid(True, which="both", alpha=0.3)
-show(
-    fig,
-    "The variance of q·k against d_k. Unscaled, it grows along the dashed line y = "
-    "d_k. Divided by √d_k, it stays near 1.",
-    "Log-log line plot of the variance against d_k from 4 to 512. The unscaled curve "
+def draw():
+    fig, ax = plot.figure(size=(6, 3.6))
+    ax.loglog(D_KS, var_raw, "o-", label="Var(q·k), unscaled")
+    ax.loglog(D_KS, var_scaled, "s-", label="Var(q·k / √dₖ)")
+    ax.loglog(D_KS, D_KS, "--", color=plot.INK, lw=1, label="dₖ (theory)")
+    ax.set_xscale("log", base=2)
+    plot.plain_ticks(ax)
+    ax.set(xlabel="dₖ", ylabel="variance", title="Variance of the dot product")
+    ax.legend()
+    ax.grid(True, which="both", alpha=0.3)
+    return fig
+
+
+plot.show(
+    draw,
+    "The variance of q·k against dₖ. Unscaled, it grows along the dashed line y = "
+    "dₖ. Divided by √dₖ, it stays near 1.",
+    "Log-log line plot of the variance against dₖ from 4 to 512. The unscaled curve "
     "lies on the dashed diagonal. The scaled curve is flat at 1.",
 )
 
@@ -106,29 +108,36 @@ for d_k in D_KS:
         entropy[name].append(-(p * p.clamp_min(1e-30).log()).sum(dim=-1).mean().item())
         grad[name].append(z.grad.norm(dim=-1).mean().item())
 
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-for name in SCALES:
-    ax1.semilogx(D_KS, max_w[name], "o-", base=2, label=name)
-    ax2.semilogx(D_KS, entropy[name], "o-", base=2, label=name)
-ax1.axhline(1 / N_KEYS, color="k", ls=":", lw=1, label="uniform 1/n")
-ax2.axhline(math.log(N_KEYS), color="k", ls="--", lw=1, label="log n (uniform)")
-ax1.set(xlabel="d_k", ylabel="mean max weight", title="Mean max attention weight")
-ax2.set(xlabel="d_k", ylabel="mean row entropy (nats)", title="Mean row entropy")
-ax1.set_ylim(0, 1.02)
-ax2.set_ylim(0, 3)
-for ax in (ax1, ax2):
-    ax.legend()
-    ax.grid(True, which="both", alpha=0.3)
-plt.tight_layout()
-show(
-    fig,
+NAMES = {"unscaled": "unscaled", "/ sqrt(d_k)": "÷√dₖ", "/ d_k": "÷dₖ"}  # legend names
+
+
+def draw():
+    fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.2))
+    for name in SCALES:
+        ax1.semilogx(D_KS, max_w[name], "o-", base=2, label=NAMES[name])
+        ax2.semilogx(D_KS, entropy[name], "o-", base=2, label=NAMES[name])
+    ax1.axhline(1 / N_KEYS, color=plot.INK, ls=":", lw=1, label="uniform 1/n")
+    ax2.axhline(math.log(N_KEYS), color=plot.INK, ls="--", lw=1, label="log n")
+    ax1.set(xlabel="dₖ", ylabel="mean max weight", title="Mean max attention weight")
+    ax2.set(xlabel="dₖ", ylabel="mean row entropy (nats)", title="Mean row entropy")
+    ax1.set_ylim(0, 1.02)
+    ax2.set_ylim(0, 3)
+    for ax in (ax1, ax2):
+        plot.plain_ticks(ax)
+        ax.legend()
+        ax.grid(True, which="both", alpha=0.3)
+    return fig
+
+
+plot.show(
+    draw,
     "Softmax saturation with n = 16 keys. Unscaled, the mean maximum weight rises "
-    "toward 1 and the entropy falls toward 0. Divided by d_k, the weights become "
-    "uniform. Divided by √d_k, both curves are flat.",
-    "Two line plots against d_k, one line per scaling. Left, the mean maximum weight. "
-    "The unscaled line rises toward 1, the √d_k line is flat, and the d_k line falls "
+    "toward 1 and the entropy falls toward 0. Divided by dₖ, the weights become "
+    "uniform. Divided by √dₖ, both curves are flat.",
+    "Two line plots against dₖ, one line per scaling. Left, the mean maximum weight. "
+    "The unscaled line rises toward 1, the √dₖ line is flat, and the dₖ line falls "
     "to the dotted 1/n level. Right, the mean entropy. The unscaled line falls toward "
-    "0, the √d_k line is flat, and the d_k line rises to the dashed log n level.",
+    "0, the √dₖ line is flat, and the dₖ line rises to the dashed log n level.",
 )
 
 assert max_w["unscaled"][-1] > max_w["/ sqrt(d_k)"][-1] + 0.5
@@ -149,19 +158,24 @@ assert abs(max_w["/ d_k"][-1] - 1 / N_KEYS) < 0.02, "/ d_k: max weight falls to 
 # For a random upstream gradient $g$, measure the norm of the gradient of the loss at the softmax input, $J^\top g$, where $J = \operatorname{diag}(p) - pp^\top$.
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 4))
-for name in SCALES:
-    ax.semilogx(D_KS, grad[name], "o-", base=2, label=name)
-ax.set(xlabel="d_k", ylabel="mean ||J^T g||", title="Gradient norm through the softmax")
-ax.set_ylim(bottom=0)
-ax.legend()
-ax.grid(True, which="both", alpha=0.3)
-show(
-    fig,
-    "The norm of the gradient at the softmax input. Unscaled, it shrinks as d_k grows. "
-    "Divided by √d_k, it does not depend on d_k.",
-    "Line plot of the mean gradient norm against d_k for three scalings. The unscaled "
-    "line falls to a fraction of its start. The √d_k line is flat. The d_k line stays "
+def draw():
+    fig, ax = plot.figure(size=(6, 3.6))
+    for name in SCALES:
+        ax.semilogx(D_KS, grad[name], "o-", base=2, label=NAMES[name])
+    plot.plain_ticks(ax)
+    ax.set(xlabel="dₖ", ylabel="mean ‖Jᵀg‖", title="Gradient norm through the softmax")
+    ax.set_ylim(bottom=0)
+    ax.legend()
+    ax.grid(True, which="both", alpha=0.3)
+    return fig
+
+
+plot.show(
+    draw,
+    "The norm of the gradient at the softmax input. Unscaled, it shrinks as dₖ grows. "
+    "Divided by √dₖ, it does not depend on dₖ.",
+    "Line plot of the mean gradient norm against dₖ for three scalings. The unscaled "
+    "line falls to a fraction of its start. The √dₖ line is flat. The dₖ line stays "
     "high.",
 )
 
@@ -213,25 +227,33 @@ for d_k in D_KS:
             q_dead.append((dq < 0.01).float().mean().item())
         assert torch.isfinite(dw).all(), "float32: no inf, no NaN"
 
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-for name, color in (("unscaled", "tab:blue"), ("/ sqrt(d_k)", "tab:orange")):
-    ax1.loglog(D_KS, q_mean[name], "o-", color=color, base=2, label=f"{name}: mean")
-    ax1.loglog(D_KS, q_median[name], "s--", color=color, base=2, label=f"{name}: med.")
 ratio = [a / b for a, b in zip(w_norm["unscaled"], w_norm["/ sqrt(d_k)"], strict=True)]
-ax2.semilogx(D_KS, ratio, "o-", base=2, color="tab:blue")
-ax2.axhline(1, color="k", ls=":", lw=1)
-ax1.set(xlabel="d_k", ylabel="||dL/dq|| per row", title="Gradient at q: mean vs median")
-ax2.set(xlabel="d_k", ylabel="ratio", title="||dL/dW_q||: unscaled / scaled")
-for ax in (ax1, ax2):
-    ax.grid(True, which="both", alpha=0.3)
-ax1.legend(fontsize=8)
-plt.tight_layout()
-show(
-    fig,
+
+
+def draw():
+    fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.4))
+    for name, color in zip(("unscaled", "/ sqrt(d_k)"), plot.HEAD_COLORS, strict=False):
+        for ys, style, what in ((q_mean, "o-", "mean"), (q_median, "s--", "median")):
+            ax1.loglog(D_KS, ys[name], style, color=color, base=2,
+                       label=f"{NAMES[name]}: {what}")
+    ax2.semilogx(D_KS, ratio, "o-", base=2)
+    ax2.axhline(1, color=plot.INK, ls=":", lw=1)
+    ax1.set(xlabel="dₖ", ylabel="‖∂L/∂q‖ per row",
+            title="Gradient at q: mean vs median")
+    ax2.set(xlabel="dₖ", ylabel="ratio", title="‖∂L/∂W_q‖: unscaled / scaled")
+    for ax in (ax1, ax2):
+        plot.plain_ticks(ax)
+        ax.grid(True, which="both", alpha=0.3)
+    ax1.legend()
+    return fig
+
+
+plot.show(
+    draw,
     "Left, the gradient at q, per row. Unscaled, the median collapses toward 0 while "
     "the mean grows. Scaled, the mean and the median coincide. Right, the unscaled "
     "gradient of W_q is several times the scaled one.",
-    "Left, a log-log plot of the mean and the median gradient norm at q against d_k. "
+    "Left, a log-log plot of the mean and the median gradient norm at q against dₖ. "
     "The unscaled median drops steeply and the unscaled mean rises. The two scaled "
     "lines lie together and are flat. Right, the ratio of the unscaled to the scaled "
     "gradient norm of W_q, which rises above the dotted line at 1.",

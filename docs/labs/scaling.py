@@ -26,7 +26,6 @@
 # %matplotlib inline
 import math
 
-import matplotlib.pyplot as plt
 import torch
 
 torch.manual_seed(0)
@@ -36,7 +35,7 @@ B = 1000  # 每个 d_k 的随机查询个数
 print(torch.__version__)
 
 # %%
-from selfattn.plot import show  # 图连同替代文字和图注一起显示（3.7 附）
+from selfattn import plot  # 书中的画图模块：plot.figure 画图，plot.show 显示（3.7 附）
 
 # %% [markdown]
 # ## 1. 点积的方差
@@ -52,20 +51,23 @@ for d_k in D_KS:
     var_raw.append(dots.var().item())
     var_scaled.append((dots / math.sqrt(d_k)).var().item())
 
-fig, ax = plt.subplots(figsize=(6, 4))
-ax.loglog(D_KS, var_raw, "o-", label="Var(q.k)  (unscaled)")
-ax.loglog(D_KS, var_scaled, "s-", label="Var(q.k / sqrt(d_k))")
-ax.loglog(D_KS, D_KS, "k--", lw=1, label="d_k (theory)")
-ax.set_xscale("log", base=2)
-ax.set_xlabel("d_k")
-ax.set_ylabel("variance")
-ax.set_title("Variance of the dot product")
-ax.legend()
-ax.grid(True, which="both", alpha=0.3)
-show(
-    fig,
-    "q·k 的方差随 d_k 的变化。不缩放时沿虚线 y = d_k 增长；除以 √d_k 后保持在 1 附近。",
-    "双对数折线图，横轴 d_k 从 4 到 512。不缩放的方差落在虚线对角线上，缩放后的方差是一"
+def draw():
+    fig, ax = plot.figure(size=(6, 3.6))
+    ax.loglog(D_KS, var_raw, "o-", label="Var(q·k), unscaled")
+    ax.loglog(D_KS, var_scaled, "s-", label="Var(q·k / √dₖ)")
+    ax.loglog(D_KS, D_KS, "--", color=plot.INK, lw=1, label="dₖ (theory)")
+    ax.set_xscale("log", base=2)
+    plot.plain_ticks(ax)
+    ax.set(xlabel="dₖ", ylabel="variance", title="Variance of the dot product")
+    ax.legend()
+    ax.grid(True, which="both", alpha=0.3)
+    return fig
+
+
+plot.show(
+    draw,
+    "q·k 的方差随 dₖ 的变化。不缩放时沿虚线 y = dₖ 增长；除以 √dₖ 后保持在 1 附近。",
+    "双对数折线图，横轴 dₖ 从 4 到 512。不缩放的方差落在虚线对角线上，缩放后的方差是一"
     "条位于 1 的水平线。",
 )
 
@@ -105,27 +107,34 @@ for d_k in D_KS:
         entropy[name].append(-(p * p.clamp_min(1e-30).log()).sum(dim=-1).mean().item())
         grad[name].append(z.grad.norm(dim=-1).mean().item())
 
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-for name in SCALES:
-    ax1.semilogx(D_KS, max_w[name], "o-", base=2, label=name)
-    ax2.semilogx(D_KS, entropy[name], "o-", base=2, label=name)
-ax1.axhline(1 / N_KEYS, color="k", ls=":", lw=1, label="uniform 1/n")
-ax2.axhline(math.log(N_KEYS), color="k", ls="--", lw=1, label="log n (uniform)")
-ax1.set(xlabel="d_k", ylabel="mean max weight", title="Mean max attention weight")
-ax2.set(xlabel="d_k", ylabel="mean row entropy (nats)", title="Mean row entropy")
-ax1.set_ylim(0, 1.02)
-ax2.set_ylim(0, 3)
-for ax in (ax1, ax2):
-    ax.legend()
-    ax.grid(True, which="both", alpha=0.3)
-plt.tight_layout()
-show(
-    fig,
-    "n = 16 个键时 softmax 的饱和。不缩放时平均最大权重趋向 1，熵趋向 0；除以 d_k 时权"
-    "重趋于均匀；除以 √d_k 时两条曲线都是平的。",
-    "两幅随 d_k 变化的折线图，每种缩放一条线。左图是平均最大权重：不缩放的线升向 1，"
-    "√d_k 的线是平的，d_k 的线降到点线 1/n。右图是平均熵：不缩放的线降向 0，√d_k 的线是"
-    "平的，d_k 的线升到虚线 log n。",
+NAMES = {"unscaled": "unscaled", "/ sqrt(d_k)": "÷√dₖ", "/ d_k": "÷dₖ"}  # 图例里的名字
+
+
+def draw():
+    fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.2))
+    for name in SCALES:
+        ax1.semilogx(D_KS, max_w[name], "o-", base=2, label=NAMES[name])
+        ax2.semilogx(D_KS, entropy[name], "o-", base=2, label=NAMES[name])
+    ax1.axhline(1 / N_KEYS, color=plot.INK, ls=":", lw=1, label="uniform 1/n")
+    ax2.axhline(math.log(N_KEYS), color=plot.INK, ls="--", lw=1, label="log n")
+    ax1.set(xlabel="dₖ", ylabel="mean max weight", title="Mean max attention weight")
+    ax2.set(xlabel="dₖ", ylabel="mean row entropy (nats)", title="Mean row entropy")
+    ax1.set_ylim(0, 1.02)
+    ax2.set_ylim(0, 3)
+    for ax in (ax1, ax2):
+        plot.plain_ticks(ax)
+        ax.legend()
+        ax.grid(True, which="both", alpha=0.3)
+    return fig
+
+
+plot.show(
+    draw,
+    "n = 16 个键时 softmax 的饱和。不缩放时平均最大权重趋向 1，熵趋向 0；除以 dₖ 时权"
+    "重趋于均匀；除以 √dₖ 时两条曲线都是平的。",
+    "两幅随 dₖ 变化的折线图，每种缩放一条线。左图是平均最大权重：不缩放的线升向 1，"
+    "√dₖ 的线是平的，dₖ 的线降到点线 1/n。右图是平均熵：不缩放的线降向 0，√dₖ 的线是"
+    "平的，dₖ 的线升到虚线 log n。",
 )
 
 assert max_w["unscaled"][-1] > max_w["/ sqrt(d_k)"][-1] + 0.5
@@ -146,18 +155,23 @@ assert abs(max_w["/ d_k"][-1] - 1 / N_KEYS) < 0.02, "/ d_k: max weight falls to 
 # 对随机的上游梯度 $g$，测量损失对 softmax 输入的梯度 $J^\top g$ 的长度，其中 $J = \operatorname{diag}(p) - pp^\top$。
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 4))
-for name in SCALES:
-    ax.semilogx(D_KS, grad[name], "o-", base=2, label=name)
-ax.set(xlabel="d_k", ylabel="mean ||J^T g||", title="Gradient norm through the softmax")
-ax.set_ylim(bottom=0)
-ax.legend()
-ax.grid(True, which="both", alpha=0.3)
-show(
-    fig,
-    "softmax 输入处梯度的范数。不缩放时随 d_k 增大而缩小；除以 √d_k 时与 d_k 无关。",
-    "三种缩放下平均梯度范数随 d_k 变化的折线图。不缩放的线降到起点的几分之一，√d_k 的线"
-    "是平的，d_k 的线保持在高位。",
+def draw():
+    fig, ax = plot.figure(size=(6, 3.6))
+    for name in SCALES:
+        ax.semilogx(D_KS, grad[name], "o-", base=2, label=NAMES[name])
+    plot.plain_ticks(ax)
+    ax.set(xlabel="dₖ", ylabel="mean ‖Jᵀg‖", title="Gradient norm through the softmax")
+    ax.set_ylim(bottom=0)
+    ax.legend()
+    ax.grid(True, which="both", alpha=0.3)
+    return fig
+
+
+plot.show(
+    draw,
+    "softmax 输入处梯度的范数。不缩放时随 dₖ 增大而缩小；除以 √dₖ 时与 dₖ 无关。",
+    "三种缩放下平均梯度范数随 dₖ 变化的折线图。不缩放的线降到起点的几分之一，√dₖ 的线"
+    "是平的，dₖ 的线保持在高位。",
 )
 
 unscaled = grad["unscaled"]
@@ -208,24 +222,32 @@ for d_k in D_KS:
             q_dead.append((dq < 0.01).float().mean().item())
         assert torch.isfinite(dw).all(), "float32: no inf, no NaN"
 
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-for name, color in (("unscaled", "tab:blue"), ("/ sqrt(d_k)", "tab:orange")):
-    ax1.loglog(D_KS, q_mean[name], "o-", color=color, base=2, label=f"{name}: mean")
-    ax1.loglog(D_KS, q_median[name], "s--", color=color, base=2, label=f"{name}: med.")
 ratio = [a / b for a, b in zip(w_norm["unscaled"], w_norm["/ sqrt(d_k)"], strict=True)]
-ax2.semilogx(D_KS, ratio, "o-", base=2, color="tab:blue")
-ax2.axhline(1, color="k", ls=":", lw=1)
-ax1.set(xlabel="d_k", ylabel="||dL/dq|| per row", title="Gradient at q: mean vs median")
-ax2.set(xlabel="d_k", ylabel="ratio", title="||dL/dW_q||: unscaled / scaled")
-for ax in (ax1, ax2):
-    ax.grid(True, which="both", alpha=0.3)
-ax1.legend(fontsize=8)
-plt.tight_layout()
-show(
-    fig,
+
+
+def draw():
+    fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.4))
+    for name, color in zip(("unscaled", "/ sqrt(d_k)"), plot.HEAD_COLORS, strict=False):
+        for ys, style, what in ((q_mean, "o-", "mean"), (q_median, "s--", "median")):
+            ax1.loglog(D_KS, ys[name], style, color=color, base=2,
+                       label=f"{NAMES[name]}: {what}")
+    ax2.semilogx(D_KS, ratio, "o-", base=2)
+    ax2.axhline(1, color=plot.INK, ls=":", lw=1)
+    ax1.set(xlabel="dₖ", ylabel="‖∂L/∂q‖ per row",
+            title="Gradient at q: mean vs median")
+    ax2.set(xlabel="dₖ", ylabel="ratio", title="‖∂L/∂W_q‖: unscaled / scaled")
+    for ax in (ax1, ax2):
+        plot.plain_ticks(ax)
+        ax.grid(True, which="both", alpha=0.3)
+    ax1.legend()
+    return fig
+
+
+plot.show(
+    draw,
     "左：每行在 q 处的梯度。不缩放时中位数塌向 0，均值却增大；缩放后均值与中位数重合。"
     "右：不缩放时 W_q 的梯度是缩放时的数倍。",
-    "左图是 q 处梯度范数的均值与中位数随 d_k 变化的双对数图：不缩放的中位数急剧下降，均"
+    "左图是 q 处梯度范数的均值与中位数随 dₖ 变化的双对数图：不缩放的中位数急剧下降，均"
     "值上升；缩放后的两条线重合，而且是平的。右图是 W_q 梯度范数之比（不缩放 / 缩放），"
     "升到点线 1 之上。",
 )

@@ -12,39 +12,58 @@ is_causal=True)``. ``mask`` is None, bool (True = may attend) or float (added to
 the scores, -inf = may not attend, q's dtype), of shape ``(B, h, n, n_k)`` or one
 that broadcasts to it. Causal means top-left alignment, as in torch's SDPA: query
 ``i`` may attend to keys ``j <= i``, also when ``n_q != n_k``; given a mask too,
-both apply. ``fn`` returns ``(out, weights)`` or only ``out``; then the weights
-come from ``fn(q, k, I)`` (with V = I the output is the weights).
+both apply. ``fn`` returns ``(out, weights)`` or only ``out``, with ``out`` in
+q's dtype; given only ``out``, the weights come from ``fn(q, k, I)`` (with V = I
+the output is the weights).
 
 Every check takes the same keyword arguments (``Options``):
 
 - ``n``: number of queries (default 6).
 - ``n_k``: number of keys; default ``n + 2``, so that a mask built as
-  ``(n_q, n_q)`` is caught. Pass ``n_k=n`` for a self-attention module.
+  ``(n_q, n_q)`` is caught. Pass ``n_k=n`` for a self-attention module, or for
+  code whose causal mask is a square buffer (nanoGPT's ``bias``).
 - ``dtype``, ``device``: of the random inputs (default float32 on the CPU).
 - ``atol``: tolerance. None picks one for ``dtype``. A value compared with SDPA
   may differ by ``atol * (1 + |SDPA's value|)``, as in ``torch.allclose``; a
   value that must be 0 must be exactly 0 unless ``atol`` is given.
 - ``seed``: seed of the random inputs.
 - ``mask_with_causal``: also pass a mask together with ``is_causal=True``
-  (default True). A function that raises on the pair but takes each alone, as
-  torch's SDPA does, is not checked on it, and ``check_all`` says so once: "not
-  checked: fn refuses a mask with is_causal". False leaves the pair out silently.
+  (default True). A function that raises on the pair but takes each alone is
+  not checked on it, and ``check_all`` says so once: "not checked: fn refuses a
+  mask with is_causal". Torch's SDPA refuses the pair on its math path only,
+  which the checker's ``d_v != d_k`` selects on the CPU. False leaves the pair
+  out silently.
+- ``fully_masked``: what fn gives a query that may attend to no key:
+  ``"zero"`` (the default: output, weights and dq are 0, as in torch's SDPA
+  since 2.5), ``"uniform"`` (weights ``1 / n_k``, as a finite fill such as
+  ``finfo.min`` gives), ``"nan"`` (as a softmax of -inf gives) or ``"any"``
+  (not checked). A declared convention is reported as such, not as a failure;
+  NaN stays flagged, because it reaches the gradients (dv, and dq and dk unless
+  a masked_fill stops it) even when the loss ignores those rows.
 
-A check returns a ``CheckResult`` when it passes and raises ``CheckError`` (an
-``AssertionError``) when it fails, naming the check, the error and its index.
-Whatever goes wrong inside ``fn`` (an exception, a wrong type or shape, an input
-without a gradient) is such a failure. Only bad arguments to a check raise
-``TypeError`` or ``ValueError``.
+What a check reports. It returns a ``CheckResult`` when it passes and raises
+``CheckError`` (an ``AssertionError``) when it fails.
+
+- A failure: a value off (named with its check, error, index and case), an
+  exception raised by fn or its backward (named with the case, the shapes and
+  is_causal), out of the wrong type, shape or dtype, an input without a
+  gradient, an input changed in place. Each distinct failure is reported, not
+  only the first.
+- A note on a passed check: the declared ``fully_masked`` convention, NaN in
+  the gradients, a mask with ``is_causal`` that fn refuses.
+- ``TypeError`` or ``ValueError``: only for bad arguments to a check.
 
 The checks vary the mask (none, bool, float, ``is_causal`` alone and with
 either mask, fully masked rows, also from left padding with ``is_causal``), the
 sizes (also ``B = h = 1`` with ``LONG`` more queries and keys: many tiles) and
-the scores (ordinary, and shifted by about ``big = log(max of dtype) + 10`` a
-different way in each row, batch element and head, spread by ``±big`` within a
-row, where ``exp`` overflows). They check that each batch element and head is
-computed alone and that fn leaves its inputs unchanged. They do not vary the
-number of batch dimensions, ``scale``, ``dropout_p`` or the inputs' memory
-layout: chapter 6.9 lists what they do not cover.
+the scores: ordinary; large, shifted by ``big = log(max of dtype) + 10`` times
++1, -1 or -3 in turn over the rows, batch elements and heads and spread by
+``±big`` within a row, also on the long inputs with each row's maximum in its
+first tile or after it; low, near ``LOW = -16384``, where a finite fill such as
+-1e4 leaks. They check that each batch element and head is computed alone and
+that fn leaves its inputs unchanged. They do not vary the number of batch
+dimensions, ``scale``, ``dropout_p`` or the inputs' memory layout: chapter 6.9
+lists what they do not cover.
 
 Shape:
     - q: ``(B, h, n, d_k)``; k: ``(B, h, n_k, d_k)``; v: ``(B, h, n_k, d_v)``,
@@ -57,16 +76,18 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple, Protocol
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 from typing_extensions import TypedDict, Unpack
 
-from selfattn.validation import check_bool, check_positive_int
+from selfattn.validation import check_bool, check_choice, check_positive_int
 
 __all__ = ["CHECKS", "AttentionFn", "CheckError", "CheckResult", "Options", "check_all",
            "check_batch_independence", "check_causal", "check_fully_masked_rows",
@@ -94,17 +115,23 @@ class Options(TypedDict, total=False):
     atol: float | None
     seed: int
     mask_with_causal: bool
+    fully_masked: Literal["zero", "uniform", "nan", "any"]
 
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check's outcome: ``max_error`` is NaN and ``index`` None if fn failed."""
+    """One check's outcome: ``max_error`` is NaN and ``index`` None if fn failed.
+
+    ``message`` is ``"NAME: ok"`` with any notes, or each distinct failure on a
+    line of its own; ``failures`` holds those lines (none when the check passed).
+    """
 
     name: str
     passed: bool
     max_error: float
     index: tuple[int, ...] | None
     message: str
+    failures: tuple[str, ...] = ()
 
 
 class CheckError(AssertionError):
@@ -118,9 +145,12 @@ class CheckError(AssertionError):
 # --- docs/06-checks-source.md § 6.9 附：检查器的完整代码 ---
 B, H, D_K, D_V = 2, 3, 4, 5  # 各维大小都不同（n = 6，n_k = 8）：混淆藏不住
 LONG = 520  # 长输入多出的查询与键：多于 8 块 64，也多于 chunked_attention 的一块 512
+TILE = 512  # 长输入的大得分：一半的行最大值在前 TILE 个键之后
+LOW = -(2.0**14)  # 低得分：比 -1e4 之类的有限填充值还低，每种 dtype 都能精确表示
 ATOL = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 2e-2,
         torch.float16: 2e-3}
 REFUSED = "not checked: fn refuses a mask with is_causal"
+CONVENTIONS = ("zero", "uniform", "nan", "any")  # 整行被掩蔽的行的约定
 
 
 class Sample(NamedTuple):
@@ -136,7 +166,7 @@ class Sample(NamedTuple):
 
 @dataclass
 class Inputs:
-    """The random inputs of one check, its tolerances and its largest error."""
+    """The random inputs of one check, its tolerances, and what it has found."""
 
     name: str
     q: Tensor  # (B, h, n, d_k)
@@ -145,15 +175,21 @@ class Inputs:
     mask: Tensor  # (B, h, n, n_k)，随机，每行至少一个键
     bias: Tensor  # (B, h, n, n_k)，浮点掩码：mask 处随机，其余 -inf
     tril: Tensor  # (n, n_k)，左上角对齐的因果掩码
-    big: Sample  # 同样大小，得分约为 ±2 big 或 0：见 shifted
+    big: Sample  # 同样大小，大得分：见 shifted
     long: Sample  # (1, 1, n + LONG, ...)：跨过多块
+    long_big: Sample  # 长输入上的大得分：行的最大值在第一块或在它之后
+    low: Sample  # 同样大小，得分约为 LOW：见 lowered
     tol: float  # 与 SDPA 比较时
     zero: float  # 值必须为 0 时
     seed: int
     both: bool  # 也把掩码与 is_causal 一起传入
+    fully_masked: str  # 整行被掩蔽的行的约定
     refused: str = ""  # fn 拒绝掩码与 is_causal 同时出现时，它抛出的错误
     skipped: bool = False  # 因此少查了一种情况
     worst: float = 0.0
+    case: str = ""  # 正在运行的情况：写进失败的消息
+    found: list[tuple[str, CheckResult]] = field(default_factory=list)  # 情况与失败
+    notes: list[str] = field(default_factory=list)  # 通过时写在 ok 之后
 
 
 def sample(
@@ -176,25 +212,48 @@ def sample(
     return Sample(q, k, v, mask.to(device), bias, tril.to(device))
 
 
-def shifted(s: Sample, big: float) -> Sample:
-    """q and k whose scores are big * (±1 ± 1) + O(1), with ``big = log(max) + 10``.
+def shifted(s: Sample, big: float, tail: int = 0) -> Sample:
+    """q and k whose scores are big * (row + key) + O(1), with ``big = log(max) + 10``.
 
-    Rows are shifted by +big or -big, the opposite of their neighbors in the batch
-    and the heads, and keys alternate +big and -big within a row. So exp overflows
-    unless each row's own maximum is subtracted: not its mean, not a shared one.
+    ``row`` is +1, -1 or -3 in turn along the batch, the heads and the queries, so
+    neighboring rows differ and a row's maximum is about 2 big, 0 or -2 big. Without
+    ``tail``, ``key`` alternates +1 and -1 within a row. With ``tail``, the last
+    ``tail`` keys get +1 and the others -1 in half of the rows, whose maximum then
+    lies after the first tile, and the reverse in the other half. So exp overflows or
+    underflows unless each row's own maximum is subtracted, or a running maximum that
+    reaches it: not the row's mean, not 0, not a maximum shared by the batch, not the
+    first tile's.
 
     Shape:
         as ``s``; only ``q[..., :2]`` and ``k[..., :2]`` change
     """
     b, h, n, _ = s.q.shape
+    n_k = s.k.shape[-2]
     a = math.sqrt(big * math.sqrt(D_K))  # q[..., c] * k[..., c] / sqrt(d_k) = ±big
     row = torch.arange(b)[:, None, None] + torch.arange(h)[:, None] + torch.arange(n)
-    key = torch.arange(s.k.shape[-2])  # (n_k,)
+    key = torch.arange(n_k)  # (n_k,)
     q, k = s.q.clone(), s.k.clone()
-    q[..., 0] = (a * (1 - 2 * (row % 2))).to(q)  # (b, h, n)：每行的偏移 ±big
-    q[..., 1] = a
+    shift = torch.tensor([1.0, -1.0, -3.0])[row % 3]  # (b, h, n)：行的偏移
+    q[..., 0] = (a * shift).to(q)
     k[..., 0] = a
-    k[..., 1] = (a * (1 - 2 * (key % 2))).to(k)  # 行内：键交替 +big、-big
+    if tail:  # 一半的行，最大值在最后 tail 个键；另一半在前面
+        q[..., 1] = (a * (1 - 2 * (row // 3 % 2))).to(q)
+        k[..., 1] = (a * (2 * (key >= n_k - tail).int() - 1)).to(k)
+    else:
+        q[..., 1] = a
+        k[..., 1] = (a * (1 - 2 * (key % 2))).to(k)  # 行内：键交替 +big、-big
+    return s._replace(q=q, k=k)
+
+
+def lowered(s: Sample) -> Sample:
+    """q and k whose scores are ``LOW`` + O(1): a finite fill above LOW wins the row.
+
+    Shape:
+        as ``s``; only ``q[..., 0]`` and ``k[..., 0]`` change
+    """
+    q, k = s.q.clone(), s.k.clone()
+    q[..., 0] = 2**7
+    k[..., 0] = LOW * math.sqrt(D_K) / 2**7  # 128 · (-256) / sqrt(d_k) = LOW，精确
     return s._replace(q=q, k=k)
 
 
@@ -202,6 +261,7 @@ def make_inputs(
     fn: object, name: str, *, n: int = 6, n_k: int | None = None,
     dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
     atol: float | None = None, seed: int = 0, mask_with_causal: bool = True,
+    fully_masked: str = "zero",
 ) -> Inputs:
     """Validate the shared arguments and build the random inputs of a check."""
     if not callable(fn):
@@ -210,6 +270,7 @@ def make_inputs(
     check_positive_int("checks", "n", n)
     check_positive_int("checks", "n_k", n_k)
     check_bool("checks", "mask_with_causal", mask_with_causal)
+    check_choice("checks", "fully_masked", fully_masked, CONVENTIONS)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"checks: dtype must be a floating torch.dtype, got {dtype!r}")
     if atol is not None and not atol >= 0:
@@ -221,7 +282,10 @@ def make_inputs(
     long = sample(g, 1, 1, n + LONG, n_k + LONG, dtype, device)
     tol = ATOL.get(dtype, 1e-5) if atol is None else float(atol)
     zero = 0.0 if atol is None else float(atol)
-    x = Inputs(name, *s, shifted(s, big), long, tol, zero, seed, mask_with_causal)
+    x = Inputs(name, *s, big=shifted(s, big), long=long,
+               long_big=shifted(long, big, tail=n_k + LONG - TILE), low=lowered(s),
+               tol=tol, zero=zero, seed=seed, both=mask_with_causal,
+               fully_masked=fully_masked)
     if mask_with_causal:
         x.refused = refusal(fn, x)
         x.both = not x.refused
@@ -260,7 +324,7 @@ class Case(NamedTuple):
     mask: Tensor | None
     causal: bool
     allowed: Tensor  # (b, h, n, n_k)，True = 可以关注
-    large: bool = False  # 得分约为 ±2 big
+    large: bool = False  # 大得分
 
 
 def mask_kinds(x: Inputs, s: Sample, label: str = "", large: bool = False
@@ -284,15 +348,64 @@ def cases(x: Inputs, large: bool = True) -> Iterator[Case]:
         yield from mask_kinds(x, x.big, "large scores, ", large=True)
 
 
-def long_cases(x: Inputs) -> Iterator[Case]:
-    """Every mask kind on the long inputs, which span many tiles."""
+def long_cases(x: Inputs, large: bool = False) -> Iterator[Case]:
+    """Every mask kind on the long inputs, which span many tiles; then large scores."""
     n, n_k = x.long.mask.shape[-2:]
     yield from mask_kinds(x, x.long, f"n = {n}, n_k = {n_k}, ")
+    if large:
+        yield from mask_kinds(x, x.long_big, f"n = {n}, n_k = {n_k}, large scores, ",
+                              large=True)
+
+
+@contextmanager
+def case(x: Inputs, label: str) -> Iterator[None]:
+    """Run one case of a check: its failure is recorded, and the check goes on."""
+    x.case = label
+    try:
+        yield
+    except CheckError as err:
+        x.found.append((label, err.result))
 
 
 def fail(x: Inputs, message: str, error: float = math.nan,
          index: tuple[int, ...] | None = None) -> CheckError:
-    return CheckError(CheckResult(x.name, False, error, index, f"{x.name}: {message}"))
+    """A CheckError whose message ends with the case that was running."""
+    where = f", {x.case}" if x.case else ""
+    return CheckError(CheckResult(x.name, False, error, index,
+                                  f"{x.name}: {message}{where}"))
+
+
+def kind(message: str, label: str) -> str:
+    """What makes two failures alike: the message without case, shapes and numbers."""
+    text = message.removesuffix(", " + label).split(" (q (")[0]
+    return re.sub(r"\d+(\.\d+)?(e-?\d+)?", "#", text)
+
+
+def finish(x: Inputs) -> CheckResult:
+    """The result: ok with its notes, or a CheckError naming each distinct failure."""
+    if x.found:
+        first: dict[str, CheckResult] = {}
+        for label, r in x.found:
+            first.setdefault(kind(r.message, label), r)
+        top = next(iter(first.values()))
+        lines = tuple(r.message for r in first.values())
+        raise CheckError(CheckResult(x.name, False, top.max_error, top.index,
+                                     "\n".join(lines), lines))
+    notes = [*x.notes, REFUSED] if x.skipped else x.notes
+    message = "; ".join([f"{x.name}: ok", *notes])
+    return CheckResult(x.name, True, x.worst, None, message)
+
+
+def describe(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None,
+             is_causal: bool) -> str:
+    """A call of fn in words: shapes, mask kind, is_causal, and a hint about n_k."""
+    given = "no mask" if mask is None else (
+        f"{'bool' if mask.dtype == torch.bool else 'float'} mask {tuple(mask.shape)}")
+    words = (f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, {given}, "
+             f"is_causal={is_causal}")
+    if q.shape[-2] != k.shape[-2]:
+        words += "; hint: n_q != n_k here, pass n_k=n if fn needs n_k == n_q"
+    return words
 
 
 def call(
@@ -305,11 +418,12 @@ def call(
     try:
         got = fn(q, k, v, mask, is_causal=True) if is_causal else fn(q, k, v, mask)
     except Exception as err:
-        raise fail(x, f"fn raised {type(err).__name__}: {err}") from err
+        said = " ".join(str(err).split())  # torch 的报错常有多行
+        raise fail(x, f"fn raised {type(err).__name__}: {said} "
+                      f"({describe(q, k, v, mask, is_causal)})") from err
     for name, t, copy in kept:
         if not torch.equal(t, copy):
-            raise fail(x, f"fn changed its input {name} in place"
-                          f"{', is_causal' if is_causal else ''}")
+            raise fail(x, f"fn changed its input {name} in place")
     return got
 
 
@@ -330,7 +444,10 @@ def run(
     if (tuple(out.shape), tuple(w.shape)) != want:
         raise fail(x, f"fn must return out {want[0]} and weights {want[1]}, "
                       f"got {tuple(out.shape)} and {tuple(w.shape)}")
+    same_dtype(x, out, q)
     return out, w
+
+
 def output(
     fn: AttentionFn, x: Inputs, q: Tensor, k: Tensor, v: Tensor,
     mask: Tensor | None = None, is_causal: bool = False,
@@ -343,7 +460,14 @@ def output(
     want = (*q.shape[:-1], v.shape[-1])
     if tuple(out.shape) != want:
         raise fail(x, f"fn must return out {want}, got {tuple(out.shape)}")
+    same_dtype(x, out, q)
     return out
+
+
+def same_dtype(x: Inputs, out: Tensor, q: Tensor) -> None:
+    """out comes in q's dtype: a float16 input must not give a float32 output."""
+    if out.dtype != q.dtype:
+        raise fail(x, f"fn must return out in q's dtype {q.dtype}, got {out.dtype}")
 
 
 def grads(x: Inputs, out: Tensor, g: Tensor, qkv: tuple[Tensor, ...]) -> list[Tensor]:
@@ -353,7 +477,8 @@ def grads(x: Inputs, out: Tensor, g: Tensor, qkv: tuple[Tensor, ...]) -> list[Te
     try:
         got = torch.autograd.grad((out * g).sum(), qkv, allow_unused=True)
     except Exception as err:
-        raise fail(x, f"backward raised {type(err).__name__}: {err}") from err
+        said = " ".join(str(err).split())
+        raise fail(x, f"backward raised {type(err).__name__}: {said}") from err
     for name, t in zip("qkv", got, strict=True):
         if t is None:
             raise fail(x, f"{name} gets no gradient")
@@ -380,10 +505,10 @@ def expect(
     x.worst = max(x.worst, worst)
 
 
-def same_as_sdpa(x: Inputs, what: str, got: Tensor, ref: Tensor, label: str) -> None:
+def same_as_sdpa(x: Inputs, what: str, got: Tensor, ref: Tensor) -> None:
     """Fail unless got is within tol * (1 + |ref|) of SDPA's ref, as in allclose."""
     expect(x, got.double() - ref.double(), x.tol,
-           what + "{at} differs from SDPA by {err:.3g} > {tol:.3g}, " + label, ref)
+           what + "{at} differs from SDPA by {err:.3g} > {tol:.3g}", ref)
 
 
 def expect_finite(x: Inputs, t: Tensor, what: str) -> None:
@@ -392,36 +517,39 @@ def expect_finite(x: Inputs, t: Tensor, what: str) -> None:
     expect(x, torch.where(torch.isfinite(t), 0.0, t), 0.0, what)
 
 
-def passed(x: Inputs) -> CheckResult:
-    note = f"; {REFUSED}" if x.skipped else ""
-    return CheckResult(x.name, True, x.worst, None, f"{x.name}: ok{note}")
-
-
 # --- docs/06-checks-source.md § 6.9 附：检查器的完整代码 ---
 def check_rows_sum_to_one(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
     """Every row of the weights sums to 1; the index is ``(b, h, i)``."""
     x = make_inputs(fn, "rows_sum_to_one", **options)
     for c in cases(x):
-        _, w = run(fn, x, c.q, c.k, c.v, c.mask, c.causal)
-        expect(x, w.double().sum(dim=-1) - 1, x.tol,
-               "weights{at}.sum() is off by {err:.3g} > {tol:g}, " + c.label)
-    return passed(x)
+        with case(x, c.label):
+            _, w = run(fn, x, c.q, c.k, c.v, c.mask, c.causal)
+            expect(x, w.double().sum(dim=-1) - 1, x.tol,
+                   "weights{at}.sum() is off by {err:.3g} > {tol:g}")
+    return finish(x)
 
 
 def check_mask_respected(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
-    """A weight where attention is not allowed is 0; the index is ``(b, h, i, j)``."""
+    """A weight where attention is not allowed is 0; the index is ``(b, h, i, j)``.
+
+    Also at low scores, near ``LOW``, where a finite fill such as -1e4 leaks.
+    """
     x = make_inputs(fn, "mask_respected", **options)
-    for c in cases(x):
-        _, w = run(fn, x, c.q, c.k, c.v, c.mask, c.causal)
-        expect(x, w.masked_fill(c.allowed, 0.0), x.zero,
-               "weights{at} = {err:.3g} where masked, " + c.label)
-    return passed(x)
+    for c in itertools.chain(cases(x), mask_kinds(x, x.low, "low scores, ")):
+        with case(x, c.label):
+            _, w = run(fn, x, c.q, c.k, c.v, c.mask, c.causal)
+            expect(x, w.masked_fill(c.allowed, 0.0), x.zero,
+                   "weights{at} = {err:.3g} where masked")
+    return finish(x)
 
 
 def sdpa(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool
 ) -> Tensor:
-    """torch's SDPA. It refuses a mask with is_causal: fold the triangle in."""
+    """torch's SDPA, with a mask and is_causal folded into one mask.
+
+    Its math path, which ``d_v != d_k`` selects on the CPU, refuses the pair.
+    """
     if mask is not None and is_causal:
         tril = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device)
         tril = tril.tril()
@@ -445,20 +573,23 @@ def reference(
 def check_matches_reference(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
     """Output and weights equal torch's SDPA; the index is ``(b, h, i, c)``.
 
-    On ordinary and large scores, and the output alone on long inputs. Large scores
-    are compared in float32 and float64 only: in 16-bit dtypes their rounding alone
-    moves a correct output by more than the tolerance.
+    On ordinary and large scores, and the output alone on long inputs, ordinary and
+    large. Large scores are compared in float32 and float64 only: in 16-bit dtypes
+    their rounding alone moves a correct output by more than the tolerance.
     """
     x = make_inputs(fn, "matches_reference", **options)
-    for c in cases(x, large=x.q.dtype in (torch.float32, torch.float64)):
-        got = run(fn, x, c.q, c.k, c.v, c.mask, c.causal)
-        ref = reference(c.q, c.k, c.v, c.mask, c.causal)
-        for what, a, b in zip(("out", "weights"), got, ref, strict=True):
-            same_as_sdpa(x, what, a, b, c.label)
-    for c in long_cases(x):  # 只比较输出：以 V = I 求权重太贵
-        out = output(fn, x, c.q, c.k, c.v, c.mask, c.causal)
-        same_as_sdpa(x, "out", out, sdpa(c.q, c.k, c.v, c.mask, c.causal), c.label)
-    return passed(x)
+    wide = x.q.dtype in (torch.float32, torch.float64)
+    for c in cases(x, large=wide):
+        with case(x, c.label):
+            got = run(fn, x, c.q, c.k, c.v, c.mask, c.causal)
+            ref = reference(c.q, c.k, c.v, c.mask, c.causal)
+            for what, a, b in zip(("out", "weights"), got, ref, strict=True):
+                same_as_sdpa(x, what, a, b)
+    for c in long_cases(x, large=wide):  # 只比较输出：以 V = I 求权重太贵
+        with case(x, c.label):
+            out = output(fn, x, c.q, c.k, c.v, c.mask, c.causal)
+            same_as_sdpa(x, "out", out, sdpa(c.q, c.k, c.v, c.mask, c.causal))
+    return finish(x)
 
 
 def check_gradients(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
@@ -471,19 +602,20 @@ def check_gradients(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
     """
     x = make_inputs(fn, "gradients", **options)
     wide = x.q.dtype in (torch.float32, torch.float64)
-    for c in itertools.chain(cases(x), long_cases(x) if wide else ()):
-        gen = torch.Generator().manual_seed(1)
-        g = torch.randn(*c.q.shape[:-1], D_V, generator=gen).to(c.q)  # 上游梯度
-        q, k, v = (t.detach().requires_grad_() for t in (c.q, c.k, c.v))
-        got = grads(x, output(fn, x, q, k, v, c.mask, c.causal), g, (q, k, v))
-        ref_out = sdpa(q, k, v, c.mask, c.causal)
-        ref = torch.autograd.grad((ref_out * g).sum(), (q, k, v))
-        for what, a, b in zip(("dq", "dk", "dv"), got, ref, strict=True):
-            if c.large:
-                expect_finite(x, a, what + "{at} = {err}, " + c.label)
-            else:
-                same_as_sdpa(x, what, a, b, c.label)
-    return passed(x)
+    for c in itertools.chain(cases(x), long_cases(x, large=True) if wide else ()):
+        with case(x, c.label):
+            gen = torch.Generator().manual_seed(1)
+            g = torch.randn(*c.q.shape[:-1], D_V, generator=gen).to(c.q)  # 上游梯度
+            q, k, v = (t.detach().requires_grad_() for t in (c.q, c.k, c.v))
+            got = grads(x, output(fn, x, q, k, v, c.mask, c.causal), g, (q, k, v))
+            ref_out = sdpa(q, k, v, c.mask, c.causal)
+            ref = torch.autograd.grad((ref_out * g).sum(), (q, k, v))
+            for what, a, b in zip(("dq", "dk", "dv"), got, ref, strict=True):
+                if c.large:
+                    expect_finite(x, a, what + "{at} = {err}")
+                else:
+                    same_as_sdpa(x, what, a, b)
+    return finish(x)
 
 
 def check_causal(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
@@ -500,17 +632,18 @@ def check_causal(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
     if with_causal(x):
         asks.append(("bool mask + is_causal", x.mask, True))
     for label, mask, causal in asks:
-        out = output(fn, x, x.q, x.k, x.v, mask, causal)
-        for t in range(x.q.shape[-2]):
-            q2, k2, v2 = (a.clone() for a in (x.q, x.k, x.v))
-            for a in (q2, k2, v2):  # t 之后的“未来”词元换成随机值
-                future = a[..., t + 1:, :]
-                future.copy_(torch.randn(future.shape, generator=g))
-            out2 = output(fn, x, q2, k2, v2, mask, causal)
-            expect(x, out2[..., : t + 1, :] - out[..., : t + 1, :], x.tol,
-                   "out{at} changed by {err:.3g} > {tol:g}; only tokens > "
-                   f"{t} changed, {label}")
-    return passed(x)
+        with case(x, label):
+            out = output(fn, x, x.q, x.k, x.v, mask, causal)
+            for t in range(x.q.shape[-2]):
+                q2, k2, v2 = (a.clone() for a in (x.q, x.k, x.v))
+                for a in (q2, k2, v2):  # t 之后的“未来”词元换成随机值
+                    future = a[..., t + 1:, :]
+                    future.copy_(torch.randn(future.shape, generator=g))
+                out2 = output(fn, x, q2, k2, v2, mask, causal)
+                expect(x, out2[..., : t + 1, :] - out[..., : t + 1, :], x.tol,
+                       "out{at} changed by {err:.3g} > {tol:g}; only tokens > "
+                       f"{t} changed")
+    return finish(x)
 
 
 def check_padding_invariance(
@@ -528,11 +661,12 @@ def check_padding_invariance(
     k2, v2 = (torch.where(pad, 100 * torch.randn(a.shape, generator=g).to(a), a)
               for a in (x.k, x.v))
     for label, mask in (("bool mask", keep), ("float mask", bias)):
-        out, _ = run(fn, x, x.q, x.k, x.v, mask)
-        out2, _ = run(fn, x, x.q, k2, v2, mask)
-        expect(x, out2 - out, x.tol,
-               "out{at} changed by {err:.3g} > {tol:g}; only padding changed, " + label)
-    return passed(x)
+        with case(x, label):
+            out, _ = run(fn, x, x.q, x.k, x.v, mask)
+            out2, _ = run(fn, x, x.q, k2, v2, mask)
+            expect(x, out2 - out, x.tol,
+                   "out{at} changed by {err:.3g} > {tol:g}; only padding changed")
+    return finish(x)
 
 
 def check_batch_independence(
@@ -545,38 +679,101 @@ def check_batch_independence(
     """
     x = make_inputs(fn, "batch_independence", **options)
     for c in cases(x):
-        out = output(fn, x, c.q, c.k, c.v, c.mask, c.causal)  # (B, h, n, d_v)
-        alone = torch.zeros_like(out)
-        for b, h in itertools.product(range(B), range(H)):
-            one = (slice(b, b + 1), slice(h, h + 1))  # 保留维度：(1, 1, ...)
-            mask = None if c.mask is None else c.mask[one]  # 掩码是完整的 4 维
-            alone[one] = output(fn, x, c.q[one], c.k[one], c.v[one], mask, c.causal)
-        seen = alone.isfinite()  # 单独算也不是有限值：留给别的检查报告
-        expect(x, torch.where(seen, out - alone, 0.0), x.tol, "out{at} differs by"
-               " {err:.3g} > {tol:.3g} from fn on its batch element and head alone, "
-               + c.label, torch.where(seen, alone, 0.0))
-    return passed(x)
+        with case(x, c.label):
+            out = output(fn, x, c.q, c.k, c.v, c.mask, c.causal)  # (B, h, n, d_v)
+            alone = torch.zeros_like(out)
+            for b, h in itertools.product(range(B), range(H)):
+                one = (slice(b, b + 1), slice(h, h + 1))  # 保留维度：(1, 1, ...)
+                mask = None if c.mask is None else c.mask[one]  # 掩码是完整的 4 维
+                alone[one] = output(fn, x, c.q[one], c.k[one], c.v[one], mask, c.causal)
+            seen = alone.isfinite()  # 单独算也不是有限值：留给别的检查报告
+            expect(x, torch.where(seen, out - alone, 0.0), x.tol, "out{at} differs by"
+                   " {err:.3g} > {tol:.3g} from fn on its batch element and head alone",
+                   torch.where(seen, alone, 0.0))
+    return finish(x)
 
 
 def check_fully_masked_rows(fn: AttentionFn, **options: Unpack[Options]) -> CheckResult:
-    """A query with no key gets 0 output, weights and dq; every gradient is finite.
+    """A query with no key gets what ``fully_masked`` declares; other rows are finite.
 
-    The rows come from a random mask, and from left padding with ``is_causal``.
+    ``"zero"``: 0 output, weights and dq, and every gradient finite. ``"uniform"``:
+    weights ``1 / n_k``, so the output is the mean of v, and every gradient finite.
+    ``"nan"``: NaN output and weights. ``"any"``: nothing asked of those rows. With
+    ``"nan"`` and ``"any"`` the result notes what the rows held, and flags NaN in
+    the gradients that the loss would get even if it ignored those rows. The rows
+    come from a random mask, and from left padding with ``is_causal``.
     """
     x = make_inputs(fn, "fully_masked_rows", **options)
+    held: dict[str, None] = {}  # 各情况下整行被掩蔽的行得到了什么，按出现的顺序
+    harmful: set[str] = set()  # 有 NaN 的梯度
     for label, m, allowed, causal in empty_rows(x):
-        empty = ~allowed.any(dim=-1, keepdim=True)  # (B, h 或 1, n, 1)
-        q, k, v = (t.detach().requires_grad_() for t in (x.q, x.k, x.v))
-        out, w = run(fn, x, q, k, v, m, causal)
-        g = torch.randn(out.shape, generator=torch.Generator().manual_seed(x.seed))
-        dq, dk, dv = grads(x, out, g.to(out), (q, k, v))
-        named = (("out", out), ("weights", w), ("dq", dq), ("dk", dk), ("dv", dv))
-        for what, t in named:
-            expect_finite(x, t, what + "{at} = {err} with fully masked rows, " + label)
-        for what, t in named[:3]:
-            expect(x, t * empty, x.zero,
-                   "|" + what + "{at}| = {err:.3g} in a fully masked row, " + label)
-    return passed(x)
+        with case(x, label):
+            empty = ~allowed.any(dim=-1, keepdim=True)  # (B, h 或 1, n, 1)
+            q, k, v = (t.detach().requires_grad_() for t in (x.q, x.k, x.v))
+            out, w = run(fn, x, q, k, v, m, causal)
+            got = what_rows_hold(out, w, empty, x.tol)
+            held[got] = None
+            g = torch.randn(out.shape, generator=torch.Generator().manual_seed(x.seed))
+            g = g.to(out)
+            if x.fully_masked in ("nan", "any"):  # 损失不看这些行时梯度里的 NaN
+                g = g.masked_fill(empty, 0.0)
+            dq, dk, dv = grads(x, out, g, (q, k, v))
+            named = (("out", out), ("weights", w), ("dq", dq), ("dk", dk), ("dv", dv))
+            if x.fully_masked in ("zero", "uniform"):
+                for what, t in named:
+                    expect_finite(x, t, what + "{at} = {err} with fully masked rows"
+                                  + hint(got, x.fully_masked))
+            else:  # 其余的行仍要是有限值
+                for what, t in named[:2]:
+                    expect_finite(x, t.masked_fill(empty, 0.0), what + "{at} = {err}"
+                                  " in a row that has a key")
+                harmful |= {what for what, t in named[2:] if bool(t.isnan().any())}
+            if x.fully_masked == "zero":
+                for what, t in named[:3]:
+                    expect(x, t * empty, x.zero, "|" + what + "{at}| = {err:.3g} in a "
+                           "fully masked row" + hint(got, "zero"))
+            elif x.fully_masked == "uniform":
+                mean = v.mean(dim=-2, keepdim=True)  # (B, h, 1, d_v)：V 各行的平均
+                uniform = (("weights", w, 1 / w.shape[-1]), ("out", out, mean))
+                for what, t, want in uniform:
+                    err = torch.where(empty, t - want, 0.0)
+                    expect(x, err, x.tol, what + "{at} is off the uniform row by "
+                           "{err:.3g} > {tol:.3g}" + hint(got, "uniform"))
+            elif x.fully_masked == "nan":
+                for what, t in named[:2]:
+                    expect(x, torch.where(empty, (~t.isnan()).to(t), 0.0), 0.0, what
+                           + "{at} is not NaN in a fully masked row" + hint(got, "nan"))
+    if x.fully_masked != "zero" and not x.found:
+        said = [SAID[h] for h in held]
+        x.notes.append("rows held " + " and ".join(said) if x.fully_masked == "any"
+                       else f"{SAID[x.fully_masked]} rows, as declared")
+        if harmful:
+            reached = ", ".join(g for g in ("dq", "dk", "dv") if g in harmful)
+            x.notes.append(f"NaN reaches {reached}: harmful")
+    return finish(x)
+
+
+SAID = {"zero": "zero", "uniform": "uniform", "nan": "NaN", "other": "other values"}
+
+
+def what_rows_hold(out: Tensor, w: Tensor, empty: Tensor, tol: float) -> str:
+    """What fn gave the fully masked rows: "zero", "uniform", "nan" or "other"."""
+    rows = empty.expand(w.shape)  # (B, h, n, n_k)
+    ws, outs = w.detach()[rows].double(), out.detach()[empty.expand(out.shape)]
+    if bool(ws.isnan().all()) and bool(outs.isnan().all()):
+        return "nan"
+    if bool((ws == 0).all()) and bool((outs == 0).all()):
+        return "zero"
+    if bool(((ws - 1 / w.shape[-1]).abs() <= tol).all()):
+        return "uniform"
+    return "other"
+
+
+def hint(held: str, declared: str) -> str:
+    """A hint when the rows follow a convention other than the declared one."""
+    if held in ("other", declared):
+        return ""
+    return f" (hint: the rows are {SAID[held]}, pass fully_masked={held!r} if meant)"
 
 
 def empty_rows(x: Inputs) -> list[tuple[str, Tensor, Tensor, bool]]:
@@ -604,11 +801,12 @@ CHECKS = (check_rows_sum_to_one, check_mask_respected, check_matches_reference,
 def check_all(
     fn: AttentionFn, *, verbose: bool = True, **options: Unpack[Options]
 ) -> list[CheckResult]:
-    """Run every check on fn, print one line each (if verbose), return the results.
+    """Run every check on fn, print a report (if verbose), return the results.
 
     A failing check does not stop the others. To fail loudly, use
-    ``assert all(r.passed for r in check_all(fn))``. If fn refuses a mask with
-    is_causal (as torch's SDPA does), that pair is left out and said so once.
+    ``assert all(r.passed for r in check_all(fn))``. The report has a line per
+    check, one more per further distinct failure, and at the end the hints and a
+    mask with is_causal that fn refuses (as torch's SDPA does on its math path).
     """
     x = make_inputs(fn, "check_all", **options)  # 参数有错在这里抛出
     results = []
@@ -622,13 +820,26 @@ def check_all(
             message = f"{name}: check raised {type(err).__name__}: {err}"
             results.append(CheckResult(name, False, math.nan, None, message))
     if verbose:
-        lines = []
-        for r in results:
-            detail = "" if r.passed else r.message.split(": ", 1)[1]
-            lines.append(f"{r.name:<18} {'ok' if r.passed else 'FAIL':<4}  {detail}")
-        if x.refused:
-            lines.append(f"{REFUSED} ({x.refused})")
-        for line in lines:
-            line = line.rstrip()
-            print(line if len(line) <= 88 else line[:85] + "...")  # 全文见 r.message
+        print("\n".join(report(results, x.refused)))
     return results
+
+
+def report(results: list[CheckResult], refused: str) -> list[str]:
+    """The lines of check_all's report, each at most 88 characters."""
+    lines = []
+    for r in results:
+        if r.passed:
+            said = [s for s in r.message.split("; ")[1:] if s != REFUSED]
+            texts = ["; ".join(said)]
+        else:  # 每种不同的失败一行
+            texts = [m.split(": ", 1)[1] for m in r.failures or (r.message,)]
+        status = "ok" if r.passed else "FAIL"
+        lines.append(f"{r.name:<18} {status:<4}  {texts[0]}")
+        lines.extend(" " * 25 + text for text in texts[1:])
+    if refused:
+        lines.append(f"{REFUSED} ({refused})")
+    hints = re.findall(r"hint: ([^;)]*)", "\n".join(r.message for r in results))
+    lines.extend(f"hint: {h}" for h in dict.fromkeys(hints))  # 每条提示只说一次
+    lines = [line.rstrip() for line in lines]
+    return [line if len(line) <= 88 else line[:85] + "..."  # 全文见 r.message
+            for line in lines]

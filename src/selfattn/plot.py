@@ -12,7 +12,7 @@ shows a figure at its natural size (1 pt = 4/3 px)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -32,6 +32,7 @@ HEAD_COLORS = ("#1a73e8", "#e8710a", "#12a37f", "#d93f87", "#9661d8", "#8d8d00")
 TEXT_PT = 9.0  # 正文字号（pt）：在 1280 px 宽的页面上约 12 px
 CELL_PT = 8.5  # 格子里数值的字号（pt）
 HATCH = "////"  # 被掩蔽格子的斜线
+STACKED_IN = 3.8  # 窄版里 figure 的宽度（英寸）：约 365 px，手机上一栏
 
 
 def narrow() -> bool:
@@ -44,7 +45,12 @@ def narrow() -> bool:
 
 def figure(nrows: int = 1, ncols: int = 1, *,
            size: tuple[float, float] = (6.0, 3.0)) -> tuple[Figure, Any]:
-    """A figure in the book's style and its axes; ``size`` in inches, width <= 7."""
+    """A figure in the book's style and its axes; ``size`` in inches, width <= 7.
+
+    In a narrow variant (:func:`narrow`) the figure is at most ``STACKED_IN`` wide
+    and its panels are stacked: a row of two or three becomes a column, more
+    panels go two to a row (1 × 4 becomes 2 × 2). A row keeps its height. The
+    axes come in the shape asked for, so one code draws both variants."""
     import matplotlib
     from cycler import cycler
     from matplotlib.figure import Figure
@@ -65,8 +71,19 @@ def figure(nrows: int = 1, ncols: int = 1, *,
         "axes.prop_cycle": cycler(color=list(HEAD_COLORS)),
         "figure.facecolor": "none", "axes.facecolor": "none", "legend.frameon": False,
     })
-    fig = Figure(figsize=size, layout="constrained")
-    return fig, fig.subplots(nrows, ncols)
+    rows, cols, (width, height) = nrows, ncols, size
+    if narrow():  # 一行两三幅改成一列；更多的每行两幅
+        cols = 1 if nrows == 1 and ncols <= 3 else min(ncols, 2)
+        rows = -(-nrows * ncols // cols)
+        width, height = min(width, STACKED_IN), height / nrows * rows
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).flatten()
+    for ax in axes[nrows * ncols:]:  # 凑不满一行时多出的格子
+        ax.remove()
+    axes = axes[: nrows * ncols]  # 按要的形状返回，和 fig.subplots 一样
+    if nrows == ncols == 1:
+        return fig, axes[0]
+    return fig, axes.reshape(nrows, ncols) if min(nrows, ncols) > 1 else axes
 
 
 def text_color(rgb: Sequence[float]) -> str:
@@ -356,38 +373,52 @@ def bars(ax: Axes, w: Tensor, xy: tuple[float, float], *, colors: Sequence[str],
 
 
 # --- docs/03-plot-source.md § 实验里的图 ---
-LAB_COLUMN_PX = 676  # 实验页输出区的宽度（1280 px 宽的窗口）
-MIN_PX = 11  # 缩小后文字至少这么多像素
-
-
-def show(fig: Figure, caption: str, alt: str, *, dpi: int = 100) -> None:
-    """Show ``fig`` in a notebook as a PNG, with its alt text and caption.
-
-    The page shrinks a wide image to a lab's output column (``LAB_COLUMN_PX``);
-    text that would then be smaller than ``MIN_PX`` is enlarged first. The PNG
-    has two pixels per CSS pixel, so it stays sharp on a dense screen.
-    """
-    import base64
+def inline_svg(fig: Figure, prefix: str) -> str:
+    """``fig`` as an SVG element to put in a page: text as text, ``INK`` as
+    ``currentColor``, every id prefixed with ``prefix`` (unique on the page)."""
     import io
+    import re
+
+    import matplotlib
+
+    out = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": prefix}):
+        fig.savefig(io.StringIO(), format="svg")  # 布局第二遍才稳定
+        fig.savefig(out, format="svg", metadata={"Date": None}, transparent=True)
+    text = out.getvalue()
+    text = text[text.index("<svg"):]  # 去掉 XML 声明
+    text = re.sub(r"<metadata>.*?</metadata>|<style[^>]*>.*?</style>", "", text,
+                  flags=re.S)  # 页面的 CSS 管线型
+    text = re.sub(r'(\bid="|href="#|url\(#)', rf"\g<1>{prefix}-", text)
+    return text.replace(INK, "currentColor")
+
+
+def show(draw: Callable[[], Figure], caption: str, alt: str) -> None:
+    """Show a figure in a notebook as the book's figures are shown: an SVG with
+    its alt text, a narrow variant for a phone, and the caption.
+
+    ``draw()`` returns the figure; it is called once as is, once with
+    :func:`narrow` on. The site numbers the figure and lets a tap enlarge it.
+    """
+    import hashlib
+    import os
     from html import escape
 
-    import matplotlib.pyplot as plt
     from IPython.display import HTML, display
-    from matplotlib.text import Text
 
-    shrink = min(1.0, LAB_COLUMN_PX / (fig.get_figwidth() * dpi))
-    min_pt = MIN_PX * 72 / (dpi * shrink)
-    small = [t for t in fig.findobj(Text) if float(t.get_fontsize()) < min_pt]
-    for text in small:
-        text.set_fontsize(min_pt)
-    if small and fig.get_layout_engine() is None:
-        fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=2 * dpi, bbox_inches="tight")
-    plt.close(fig)
-    png = buf.getvalue()
-    width = int.from_bytes(png[16:20], "big") // 2  # PNG 头里的宽度，两个像素算一个
-    src = "data:image/png;base64," + base64.b64encode(png).decode()
-    html = (f'<figure><img src="{src}" width="{width}" alt="{escape(alt)}">'
+    prefix = "sa" + hashlib.sha1((caption + alt).encode()).hexdigest()[:8]
+    label = f'role="img" aria-label="{escape(alt)}"'
+    before = os.environ.pop("SELFATTN_FIGURE", None)  # 先画宽版，不管环境
+    try:
+        wide = inline_svg(draw(), prefix)
+        os.environ["SELFATTN_FIGURE"] = "narrow"
+        small = inline_svg(draw(), prefix + "n")
+    finally:
+        os.environ.pop("SELFATTN_FIGURE", None)
+        if before is not None:
+            os.environ["SELFATTN_FIGURE"] = before
+    wide = wide.replace("<svg ", f'<svg class="sa-figure__wide" {label} ', 1)
+    small = small.replace("<svg ", f'<svg class="sa-figure__narrow" {label} ', 1)
+    html = (f'<figure class="sa-figure">{wide}{small}'
             f"<figcaption>{escape(caption)}</figcaption></figure>")
     display(HTML(html))  # type: ignore[no-untyped-call]  # IPython has no types

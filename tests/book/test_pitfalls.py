@@ -155,3 +155,21 @@ def test_dropout_scales_the_kept_weights_by_one_over_one_minus_p():
         mha(x, x, x)  # the chapter's second call: keeps the random draws in step
     kept = w["train"] != 0
     assert kept.any() and torch.allclose(w["train"][kept], 2 * w["eval"][kept])
+
+
+def test_softmax_dtype_float32_raises_16_bit_precision_and_promote_types_keeps_float64():
+    """7.3, softmax(dtype=torch.float32): up for float16 and bfloat16, down for float64."""
+    up = {dt: torch.promote_types(dt, torch.float32)
+          for dt in (torch.float16, torch.bfloat16, torch.float32, torch.float64)}
+    assert up == {torch.float16: torch.float32, torch.bfloat16: torch.float32,
+                  torch.float32: torch.float32, torch.float64: torch.float64}
+    torch.manual_seed(0)
+    s = 4 * torch.randn(64, 64, dtype=torch.float64)
+    exact = s.softmax(dim=-1)
+    for dt in (torch.float16, torch.bfloat16):
+        low = s.to(dt)
+        in_dt = (low.softmax(dim=-1).double() - exact).abs().max()
+        in_32 = (torch.softmax(low, dim=-1, dtype=torch.float32).double() - exact).abs().max()
+        assert in_32 < in_dt, dt  # float32 softmax: closer to the exact weights
+    down = torch.softmax(s, dim=-1, dtype=torch.float32).double()
+    assert 1e-9 < (down - exact).abs().max() < 1e-6  # float64 lowered to float32

@@ -238,27 +238,70 @@ def test_heatmaps_share_one_color_bar_and_refuse_scores():
         plot.heatmaps(w, ["a", "b"], ["c", "d"], axes[0])
 
 
-def test_show_gives_a_lab_plot_alt_text_a_caption_and_text_of_11_px(monkeypatch):
-    """plot.show (the labs' plots): one <figure> with the image, its alt text and its caption, escaped; a figure
-    wider than a lab's output column is shrunk by the page, so its small text is enlarged first."""
+def test_show_gives_a_lab_plot_as_a_figure_with_a_narrow_variant_alt_text_and_caption(monkeypatch):
+    """plot.show (the labs' plots): one <figure class="sa-figure"> holding the figure as inline SVG twice, as drawn
+    and as drawn with plot.narrow() on (stacked, at most STACKED_IN wide), each an image with the alt text; then
+    the caption; text stays text, the ink follows the page, no global style, and the ids are prefixed."""
+    import re
+
     import IPython.display
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", shown.append)
-    fig, ax = plot.figure(size=(6.0, 3.0))
-    ax.set_title("t", fontsize=9)
-    ax.set_xlabel("x", fontsize=6)
-    plot.show(fig, "A <caption>", 'alt "text"')
+    drawn = []
+
+    def draw():
+        fig, axes = plot.figure(1, 2, size=(6.7, 3.0))
+        drawn.append(plot.narrow())
+        for ax in axes:
+            ax.plot([0, 1], [0, 1], color=plot.INK)
+            ax.set_title("t")
+        return fig
+
+    plot.show(draw, "A <caption>", 'alt "text"')
     (out,) = shown
     html = out.data
-    assert html.startswith('<figure><img src="data:image/png;base64,') and html.endswith("</figure>")
-    assert 'alt="alt &quot;text&quot;"' in html and "<figcaption>A &lt;caption&gt;</figcaption>" in html
-    # 6 in at 100 px per inch fits the 676 px column: shown as drawn, 9 pt is 12.5 px and 6 pt grows to 11 px
-    assert ax.title.get_fontsize() == 9 and ax.xaxis.label.get_fontsize() == pytest.approx(plot.MIN_PX * 72 / 100)
-    wide, ax = plot.figure(size=(7.0, 3.0))
-    ax.set_title("t", fontsize=6)
-    plot.show(wide, "c", "a")
-    assert ax.title.get_fontsize() * 100 / 72 * plot.LAB_COLUMN_PX / 700 == pytest.approx(plot.MIN_PX)
+    assert drawn == [False, True]
+    assert html.startswith('<figure class="sa-figure"><svg class="sa-figure__wide" role="img" ')
+    assert html.endswith("<figcaption>A &lt;caption&gt;</figcaption></figure>")
+    assert html.count('aria-label="alt &quot;text&quot;"') == 2 and '<svg class="sa-figure__narrow"' in html
+    widths = [float(w) for w in re.findall(r'<svg class="sa-figure__\w+"[^>]* width="([\d.]+)pt"', html)]
+    assert widths == pytest.approx([6.7 * 72, plot.STACKED_IN * 72]), widths
+    assert "<text" in html and "currentColor" in html and plot.INK not in html
+    assert "<style" not in html and "<?xml" not in html and "<metadata" not in html
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert ids and len(ids) == len(set(ids)) and all(i.startswith("sa") for i in ids)
+    refs = re.findall(r'url\(#([^)]+)\)', html)
+    assert refs and set(refs) <= set(ids), "every clip path still resolves"
+
+
+def test_a_narrow_figure_stacks_its_panels_and_keeps_the_axes_shape(monkeypatch):
+    """plot.figure in a narrow variant (SELFATTN_FIGURE=narrow): at most STACKED_IN wide; two or three panels in a row
+    are stacked in a column, four in a row go 2 x 2, more rows two to a row; each row keeps its height; the axes come
+    in the shape asked for. Without the flag nothing changes."""
+    def grid(axes):
+        """(row, column) of each axes on its figure's grid, in the order the code sees them."""
+        flat = list(getattr(axes, "flat", [axes]))
+        return [(ax.get_subplotspec().rowspan.start, ax.get_subplotspec().colspan.start) for ax in flat]
+
+    fig, axes = plot.figure(1, 2, size=(7, 3))
+    assert grid(axes) == [(0, 0), (0, 1)] and tuple(fig.get_size_inches()) == (7, 3)
+    monkeypatch.setenv("SELFATTN_FIGURE", "narrow")
+    assert plot.narrow()
+    fig, axes = plot.figure(1, 2, size=(7, 3))
+    assert axes.shape == (2,) and grid(axes) == [(0, 0), (1, 0)]
+    assert tuple(fig.get_size_inches()) == (plot.STACKED_IN, 6)
+    fig, axes = plot.figure(1, 3, size=(7, 2))
+    assert grid(axes) == [(0, 0), (1, 0), (2, 0)] and fig.get_size_inches()[1] == 6
+    fig, axes = plot.figure(1, 4, size=(7, 2.6))
+    assert axes.shape == (4,) and grid(axes) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    fig, axes = plot.figure(3, 4, size=(7, 6))
+    assert axes.shape == (3, 4) and grid(axes)[:3] == [(0, 0), (0, 1), (1, 0)] and len(fig.axes) == 12
+    assert tuple(fig.get_size_inches()) == (plot.STACKED_IN, 12)
+    fig, axes = plot.figure(1, 5, size=(7, 2))
+    assert axes.shape == (5,) and len(fig.axes) == 5, "the sixth cell of a 3 x 2 grid is removed"
+    fig, ax = plot.figure(size=(3, 2))
+    assert tuple(fig.get_size_inches()) == (3, 2) and not hasattr(ax, "shape")
 
 
 # The mechanism diagrams' helpers (docs/03-plot-source.md, "机制图"): diagram, vector, bars, box rows.

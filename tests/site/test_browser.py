@@ -33,7 +33,7 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
-from tools.measure.figure_text import FIGURE_TEXT, FIGURE_TEXT_MIN
+from tools.measure.figure_text import FIGURE_TEXT, FIGURE_TEXT_MIN, SHOWN_SVG
 from tools.site.figures import find as find_figures
 from tools.testing.browser import (
     CONFIG,
@@ -41,6 +41,7 @@ from tools.testing.browser import (
     EN,
     PREFIX,
     TABS,
+    VIEWPORT,
     EmptySearchHandler,
     SiteHandler,
     chromium_path,
@@ -83,8 +84,9 @@ def fence_count(src: str) -> int:
 
 
 def plots(src: str) -> bool:
-    """A lab notebook that imports matplotlib must show its plots."""
-    return src.endswith((".py", ".ipynb")) and "matplotlib" in source(src).read_text(encoding="utf-8")
+    """A lab notebook that draws (plot.show, or matplotlib) must show its plots."""
+    text = source(src).read_text(encoding="utf-8") if src.endswith((".py", ".ipynb")) else ""
+    return "plot.show(" in text or "matplotlib" in text
 
 
 # The pages of the nav in both editions: ``05-implementation.md`` and ``en/05-implementation.md``
@@ -159,7 +161,9 @@ def _browser_clock() -> None:
 def _timing(_browser_clock: None) -> Iterator[None]:
     yield
     print(f"\nbrowser tests: {time.perf_counter() - _STARTED[0]:.1f} s"
-          + (f" (axe: {len(_AXE_SECONDS)} page(s) in both palettes, {sum(_AXE_SECONDS):.1f} s)" if _AXE_SECONDS else ""))
+          + (f" (axe: {len(_AXE_SECONDS)} page(s) in both palettes, {sum(_AXE_SECONDS):.1f} s)" if _AXE_SECONDS else "")
+          + (f" (at 390 px: {len(_PHONE_SECONDS)} page(s), {sum(_PHONE_SECONDS):.1f} s, axe included)"
+             if _PHONE_SECONDS else ""))
 
 
 MATH_DONE = """() => [...document.querySelectorAll('.arithmatex')].every((e) => e.querySelector('.katex'))"""
@@ -200,19 +204,20 @@ SCROLLING_CODE = """() => {
     }));
 }"""
 
-IMAGES = """() => [...document.querySelectorAll('.jupyter-wrapper .jp-OutputArea img')]
-  .map((img) => ({src: img.src.slice(0, 22), width: img.naturalWidth}))"""
+IMAGES = """() => [...document.querySelectorAll('.jupyter-wrapper .jp-OutputArea img, .jupyter-wrapper figure.sa-figure')]
+  .map((e) => e.localName === 'img' ? {src: e.src.slice(0, 22), width: e.naturalWidth}
+       : {src: 'figure', width: e.getBoundingClientRect().width})"""
 
 
 FIGURES = """() => [...document.querySelectorAll('figure.sa-figure')].map((f) => {
-  const svg = f.querySelector('svg');
+  const svg = (SHOWN_SVG)(f);
   return {id: f.id, caption: (f.querySelector('figcaption') || {}).textContent || '',
           role: svg && svg.getAttribute('role'), label: svg && svg.getAttribute('aria-label'),
           width: svg ? svg.getBoundingClientRect().width : 0,
           column: f.parentElement.getBoundingClientRect().width,
           ink: svg ? getComputedStyle(svg).color : ''};
 })"""
-FIGURE_CAPTION = re.compile(r"^(图 |Figure )(?P<n>\d+\.\d+)")
+FIGURE_CAPTION = re.compile(r"^(图 |Figure )(?P<n>\d+(?:\.\d+)?)")  # 图 3.2 in a chapter, 图 2 in a lab
 # The chapters whose first figure is shot in both palettes (issue: chapters 3, 4, 5 and 8.3).
 FIGURE_SHOTS = {"03-qkv-formula.md", "04-why-sqrt-dk.md", "05-implementation.md", "08-long-sequences.md"}
 # The pages whose palette toggle is clicked (light -> dark -> light), with a screenshot of each palette: one page of
@@ -255,6 +260,7 @@ AXE_RUN = """async () => {
 
 
 _AXE_SECONDS: list[float] = []  # each page's accessibility check (both palettes), for the timing line
+_PHONE_SECONDS: list[float] = []  # each page's checks at 390 px (phone_problems), for the timing line
 
 
 def axe_pages() -> set[str]:
@@ -301,7 +307,7 @@ def check_accessibility(page: Any) -> list[str]:
 
 def figure_problems(figures: list[dict[str, Any]]) -> list[str]:
     """Each figure drawn by the build: an inline SVG image with alt text, a numbered caption (the figures
-    of a page numbered one after the other in one chapter: 3.2, 3.3), and within the text column."""
+    of a page numbered one after the other in one chapter: 3.2, 3.3; in a lab: 1, 2), and within the text column."""
     problems = []
     numbers = []
     for f in figures:
@@ -310,12 +316,37 @@ def figure_problems(figures: list[dict[str, Any]]) -> list[str]:
         if not m:
             problems.append(f"figure {f['id']!r}: caption {f['caption'][:40]!r} is not numbered")
     for one, two, f in zip(numbers, numbers[1:], figures[1:], strict=False):
-        if one and two and two != (one[0], one[1] + 1):
+        if one and two and two != (*one[:-1], one[-1] + 1):
             problems.append(f"figure {f['id']!r}: numbered {two} after {one} on the same page")
+    for f in figures:
         if f["role"] != "img" or not (f["label"] or "").strip():
             problems.append(f"figure {f['id']}: the SVG has no role=img with alt text")
         if not 0 < f["width"] <= f["column"] + 1:
             problems.append(f"figure {f['id']}: {f['width']:.0f} px wide in a {f['column']:.0f} px column")
+    return problems
+
+
+PHONE = {"width": 390, "height": 844}
+FRAMES = "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+
+
+def phone_problems(page: Any, axe: bool) -> list[str]:
+    """The page at 390 x 844 (the viewport is left there): each display formula and code block that scrolls sideways
+    has a cue and takes the focus; with ``axe``, axe-core's serious and critical violations in both palettes."""
+    from tools.measure.phone import SCROLLERS
+
+    start = time.perf_counter()
+    page.set_viewport_size(PHONE)
+    page.evaluate(FRAMES)  # the layout at 390, then scroll-cue.js's ResizeObserver
+    found = page.evaluate(SCROLLERS)
+    problems = [f"390 px: {kind} scrolls sideways ({b['scroll']} > {b['client']} px) without "
+                f"{' and '.join(w for w, ok in (('a cue', b['cue']), ('the focus', b['focusable'])) if not ok)}: "
+                f"{b['text']!r}"
+                for kind, key in (("a formula", "mathOver"), ("a code block", "codeOver"), ("a table", "tableOver"))
+                for b in found[key] if not (b["cue"] and b["focusable"])]
+    if axe:
+        problems += [f"390 px: {p}" for p in check_accessibility(page)]
+    _PHONE_SECONDS.append(time.perf_counter() - start)
     return problems
 
 
@@ -377,6 +408,7 @@ PAGE_FACTS = """(labels) => {
     scheme: document.body.getAttribute('data-md-color-scheme'),
   };
 }"""
+FIGURES = FIGURES.replace("(SHOWN_SVG)", f"({SHOWN_SVG})")
 for _name, _js in (("VISIBLE_PROSE", VISIBLE_PROSE), ("TITLES", TITLES), ("CODE_BLOCKS", CODE_BLOCKS),
                    ("NOTEBOOK_CELLS", NOTEBOOK_CELLS), ("IMAGES", IMAGES)):
     PAGE_FACTS = PAGE_FACTS.replace(f"({_name})", f"({_js})")
@@ -437,8 +469,8 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         # The lab plots.
         if plots(src):
             images = facts["images"]
-            if not any(i["src"].startswith("data:image/") and i["width"] > 0 for i in images):
-                problems.append(f"the lab imports matplotlib but shows no plot (images: {images})")
+            if not any(i["src"].startswith(("data:image/", "figure")) and i["width"] > 0 for i in images):
+                problems.append(f"the lab draws but shows no plot (images: {images})")
 
         # Chapters: the notebook download link, and the notebook is served.
         if CHAPTER.match(src.removeprefix(EN)):
@@ -511,6 +543,12 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         # Accessibility (axe-core), in both palettes: with the collapsed blocks open (SCROLLING_CODE opened them).
         if src in axe_pages():
             problems += check_accessibility(page)
+
+        # On a phone, 390 px wide: no display formula and no code block scrolls sideways without a cue (a fade at
+        # the edge it hides more at) and the keyboard focus (assets/javascripts/scroll-cue.js); axe-core again, in
+        # both palettes (the pages of axe_pages()). Then back to 1280 for the switcher.
+        problems += phone_problems(page, src in axe_pages())
+        page.set_viewport_size(VIEWPORT)
 
         # Last, as it leaves the page: the language switcher (the pages of SWITCHES).
         if src in SWITCHES:
@@ -742,6 +780,13 @@ def pages_containing(term: str) -> list[str]:
     return [page_url(src) for src in PAGES if term.lower() in source(src).read_text(encoding="utf-8").lower()]
 
 
+INDEX_REQUESTS = """performance.getEntriesByType('resource')
+  .filter((e) => e.name.endsWith('/search/search_index.json')).length"""
+# The explorer's scripts and stylesheet (about 62 KB): requested only by the explorer's pages (overrides/main.html).
+EXPLORER_ASSETS = r"""performance.getEntriesByType('resource').map((e) => e.name)
+  .filter((n) => /\/(javascripts\/explorer(-twin)?\.js|stylesheets\/explorer\.css)(\?|$)/.test(n))"""
+
+
 @pytest.mark.parametrize("root", sorted({r for r, _, _ in SEARCHES}), ids=lambda r: r.rstrip("/") or "zh")
 def test_search(browser: Any, search_url: str, root: str) -> None:
     """Each edition's search finds its own pages: Chinese words through an index segmented by jieba at
@@ -756,6 +801,10 @@ def test_search(browser: Any, search_url: str, root: str) -> None:
     with visit(browser, search_url + root) as (page, watch):  # the real index (see Tab)
         box = page.locator("input.md-search__input")
         items = page.locator(".md-search-result__item")
+        # The index (about 0.9 MB) is loaded on first use of the search, not with every page (overrides/main.html).
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate(INDEX_REQUESTS) == 0, "the search index was requested before anyone searched"
+        assert page.evaluate(EXPLORER_ASSETS) == [], "the explorer's assets were loaded by a page without the explorer"
         box.click()  # at 1280 px the search box is in the header (the magnifier label is for narrow screens)
         for query, chapter in [(q, c) for r, q, c in SEARCHES if r == root]:
             containing = [u for u in pages_containing(query) if u.startswith(root)]
@@ -778,17 +827,34 @@ def test_search(browser: Any, search_url: str, root: str) -> None:
             assert found & set(containing), f"search for {query!r} found {sorted(found)}, none of {containing}"
             other = sorted(u for u in found if u.startswith(EN) != bool(root))
             assert not other, f"search for {query!r} in {root or 'zh/'} found pages of the other edition: {other}"
+        assert page.evaluate(INDEX_REQUESTS) == 1, "one request for the index, at first use"
         assert not watch.errors and not watch.external, (watch.errors, watch.external)
         assert not watch.failed, watch.failed
 
 
+SKIP = """() => {
+  // The skip link, activated as a keyboard does (Enter on the focused link is a click): where the focus lands.
+  const skip = document.querySelector('a.md-skip');
+  skip.focus();
+  skip.click();
+  const active = document.activeElement;
+  return {inArticle: !!active.closest('article'), tag: active.localName, id: active.id};
+}"""
+
+
 def test_notebook_download_and_instant_navigation(browser: Any, base_url: str) -> None:
-    """The download link really downloads, and after an instant (XHR) navigation math and link are there."""
+    """The download link really downloads, and after an instant (XHR) navigation math and link are there, and the
+    skip link moves the focus to the chapter's first heading (before the fix, it stayed in the navigation)."""
     chapter = next(src for src in PAGES if CHAPTER.match(src) and expected_titles(src))
     with visit(browser, base_url) as (page, watch):
         page.locator(f".md-nav--primary a[href$='{page_url(chapter)}']").first.click()
         page.wait_for_url(f"**/{page_url(chapter)}")
         page.wait_for_function(MATH_DONE, timeout=60_000)
+        skipped = page.evaluate(SKIP)
+        assert skipped["inArticle"] and skipped["tag"] == "h1", skipped
+        page.keyboard.press("Tab")  # the next stop is in the text, not in the navigation
+        assert page.evaluate("!!document.activeElement.closest('article')"), page.evaluate(
+            "document.activeElement.outerHTML.slice(0, 120)")
         with page.expect_download() as download:
             page.get_by_role("link", name="下载本章 Jupyter 笔记本").click()
         assert download.value.suggested_filename == f"{chapter[:-3]}.ipynb"

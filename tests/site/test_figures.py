@@ -54,9 +54,9 @@ def executed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     executed: list[str] = []
     real = figures.execute
 
-    def counting(code: str, figure_id: str, root: Path, name: str = "<figure>") -> str:
+    def counting(code: str, figure_id: str, root: Path, name: str = "<figure>", variant: str = "") -> str:
         executed.append(figure_id)
-        return real(code, figure_id, root, name)
+        return real(code, figure_id, root, name, variant)
 
     monkeypatch.setattr(figures, "execute", counting)
     return executed
@@ -126,6 +126,60 @@ def test_ids_are_unique_on_a_page_of_several_figures_and_ink_is_currentcolor(boo
     assert "#202124" not in page.lower()
     assert all("stroke: currentColor" in html for html in built.values()), "the line drawn in INK follows the page"
     assert "<?xml" not in page and "<metadata>" not in page and "<style" not in page
+
+
+WIDE = """```python
+#| label: {label}
+#| caption: Two panels.
+#| alt: Two rising lines.
+from selfattn import plot
+
+fig, axes = {make}
+for ax in axes:
+    ax.plot([0, 1], [0, 1], color=plot.INK)
+    ax.set_title("two panels")
+```
+"""
+
+
+def test_a_figure_too_small_on_a_phone_gets_a_narrow_variant_drawn_with_the_flag(book: Path, executed: list[str]) -> None:
+    """A figure whose text would be under 9 px in a phone's 358 px column is executed again with
+    SELFATTN_FIGURE=narrow: plot.figure stacks its panels at most 3.8 in wide. Both SVGs go into the figure (a media
+    query shows one), each an image with the alt text; the narrow one's ids have their own prefix; each variant has
+    its own cache entry. A small figure gets none, and so does one whose code ignores the flag (nothing gained)."""
+    page = ("# 第 1 章\n\n" + WIDE.format(label="wide", make="plot.figure(1, 2, size=(7, 3))")
+            + "\n" + figure_block("small") + "\n"
+            + WIDE.format(label="plain", make="__import__('matplotlib.pyplot').pyplot.subplots(1, 2, figsize=(7, 3))"))
+    _, built = build(page, book)
+    assert executed == ["fig-wide", "fig-wide_narrow", "fig-small", "fig-plain", "fig-plain_narrow"]
+    wide = built["fig-wide"]
+    svgs = re.findall(r"<svg [^>]*>", wide)
+    assert len(svgs) == 2 and 'class="sa-figure__wide"' in svgs[0] and 'class="sa-figure__narrow"' in svgs[1]
+    assert all('role="img" aria-label="Two rising lines."' in tag for tag in svgs)
+    narrow = wide[wide.index('class="sa-figure__narrow"'):]
+    inner = re.findall(r'\bid="([^"]+)"', narrow)
+    assert inner and all(i.startswith("fig-wide_narrow-") for i in inner), inner[:3]
+    assert figures.smallest_text_px(wide.split('class="sa-figure__narrow"')[0]) < figures.PHONE_MIN_PX
+    assert figures.smallest_text_px(narrow) >= figures.PHONE_MIN_PX
+    assert 'width="273.6pt"' in svgs[1], "3.8 in"
+    # The book's font list is left to the stylesheet (a fifth of a chapter page's bytes were copies of it).
+    assert "<text" in wide and "font-family" not in wide and "font-size" in wide
+    css = (ROOT / "docs" / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert figures.FONT_LIST in " ".join(css.split()), "extra.css sets the list that the SVG leaves out"
+    for name in ("fig-small", "fig-plain"):
+        assert built[name].count("<svg ") == 1 and "sa-figure__" not in built[name], name
+    assert len(list((book / ".cache" / "figures").glob("*.svg"))) == 5, "a cache entry per variant"
+    _, warm = build(page, book)
+    assert warm == built and len(executed) == 5, "a warm rebuild executes neither variant"
+
+
+def test_smallest_text_px_reads_the_svg_at_the_column_width() -> None:
+    svg = '<svg width="504pt" viewBox="0 0 504 200"><text style="font-size: 8.5px">a</text>' \
+          '<text style="font: 9px x">b</text><tspan style="font-size: 12px">c</tspan></svg>'
+    assert figures.smallest_text_px(svg) == pytest.approx(8.5 * 358 / 504)  # shrunk to the column
+    assert figures.smallest_text_px(svg, column_px=1000) == pytest.approx(8.5 * 4 / 3)  # never beyond 1 pt = 4/3 px
+    assert figures.smallest_text_px('<svg viewBox="0 0 10 10"></svg>') == float("inf")
+    assert figures.cache_key("x", "fig-a", "i") != figures.cache_key("x", "fig-a", "i", figures.NARROW)
 
 
 def test_an_unchanged_block_is_served_from_the_cache_and_a_changed_one_alone_is_rendered(

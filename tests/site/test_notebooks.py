@@ -42,9 +42,9 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import symtable
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 
 import jupytext
@@ -478,49 +478,33 @@ def test_a_gpu_block_is_announced_and_does_not_stop_run_all() -> None:
     )
 
 
-class _LabFigures(HTMLParser):
-    """The images of a lab page: each one's alt text, and the caption of the <figure> that holds it (None: none)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.images: list[dict[str, str | None]] = []
-        self._figure: list[dict[str, str | None]] | None = None
-        self._caption: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "figure":
-            self._figure = []
-        elif tag == "figcaption":
-            self._caption = ""
-        elif tag == "img":
-            image: dict[str, str | None] = {"src": dict(attrs).get("src") or "", "alt": dict(attrs).get("alt"),
-                                            "caption": None}
-            self.images.append(image)
-            if self._figure is not None:
-                self._figure.append(image)
-
-    def handle_data(self, data: str) -> None:
-        if self._caption is not None:
-            self._caption += data
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "figcaption" and self._figure is not None:
-            for image in self._figure:
-                image["caption"] = (self._caption or "").strip()
-            self._caption = None
-        elif tag == "figure":
-            self._figure = None
+LAB_FIGURE = re.compile(r'<figure id="(?P<id>[^"]*)" class="sa-figure">(?P<svgs>.*?)<figcaption>(?P<caption>.*?)'
+                        r"</figcaption>", flags=re.DOTALL)
+LAB_NUMBER = {"zh": '<span class="sa-figure-number">图 {n}</span>\u3000',
+              "en": '<span class="sa-figure-number">Figure {n}.</span> '}
 
 
 @pytest.mark.parametrize("root", EDITIONS.values(), ids=EDITIONS.keys())
 @pytest.mark.parametrize("lab", LABS)
-def test_every_lab_plot_has_alt_text_and_a_caption(site_dir: Path, lab: str, root: str) -> None:
-    """Each plot of a lab page is an image with alt text, in a <figure> with a caption (the labs' show() helper):
-    a bare plt.show() would give a PNG without either."""
+def test_every_lab_plot_is_a_numbered_figure_with_alt_text_and_a_caption(site_dir: Path, lab: str, root: str) -> None:
+    """Each plot of a lab page is a figure like the chapters' (the labs' plot.show, numbered by the build): an inline
+    SVG image with alt text, and its narrow variant, with a caption numbered 1, 2, ... down the page, and an id
+    unique in the book (the print page holds every lab). No plot is a
+    PNG any more (a bare plt.show() would give one, without alt text or caption)."""
     page = (site_dir / root / lab_notebook(lab)).parent / "index.html"
-    parser = _LabFigures()
-    parser.feed(page.read_text(encoding="utf-8"))
-    plots = [i for i in parser.images if (i["src"] or "").startswith("data:image/")]  # the outputs, not the logo
-    assert plots, f"{page}: no plot found"
-    bad = [(i["alt"], i["caption"]) for i in plots if not (i["alt"] or "").strip() or not i["caption"]]
-    assert not bad, f"{page}: {len(bad)} of {len(plots)} plots without alt text or caption (alt, caption): {bad[:3]}"
+    html = page.read_text(encoding="utf-8")
+    lang = "en" if root else "zh"
+    found = list(LAB_FIGURE.finditer(html))
+    assert found, f"{page}: no figure found"
+    assert not re.search(r'<img [^>]*src="data:image/png', html), f"{page}: a plot drawn as a PNG"
+    bad = []
+    for n, m in enumerate(found, start=1):
+        svgs = re.findall(r"<svg [^>]*>", m["svgs"])
+        labels = [re.search(r'aria-label="([^"]*)"', tag) for tag in svgs]
+        if m["id"] != f"fig-{Path(lab).stem}-{n}" or len(svgs) != 2 or not all(a and a[1].strip() and 'role="img"' in t
+                                                              for a, t in zip(labels, svgs, strict=True)):
+            bad.append((m["id"], len(svgs)))
+        caption = m["caption"]
+        if not caption.startswith(LAB_NUMBER[lang].format(n=n)) or not caption[len(LAB_NUMBER[lang].format(n=n)):]:
+            bad.append((m["id"], caption[:60]))
+    assert not bad, f"{page}: {len(bad)} of {len(found)} figures without a number, alt text or caption: {bad[:3]}"

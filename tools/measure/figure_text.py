@@ -7,11 +7,14 @@ shows at the figure's scale. Every page with a figure is loaded once per edition
 * at a 1280 px wide window, where a figure shows at its natural size up to the 748 px text column, the smallest text
   (computed font size times the scale of ``getScreenCTM``) is at least 11 px (``selfattn.plot`` writes 9 pt, 12 px,
   and 8.5 pt in cells);
-* at a 390 px window (a phone) the column is 358 px and a 7 in figure shrinks to about half: the reader taps it, and
-  ``docs/assets/javascripts/figure-zoom.js`` opens it full screen. There, in the enlarged state, its smallest text is
-  at least 10 px (the script aims at 11), and the dialog closes again;
-* at both widths no two text boxes of a figure overlap (by more than ``OVERLAP_PX`` in both directions), as
-  "head 0head 1head 2" once did (inline at 390 px a figure is smaller but alike, so it is not checked there);
+* at a 390 px window (a phone) the column is 358 px, where a 7 in figure would shrink to about half: the page shows
+  the figure's narrow variant instead (drawn by the build, ``tools/site/figures.py``), whose smallest text is at
+  least 9 px there. The reader can tap it, and ``docs/assets/javascripts/figure-zoom.js`` opens it full screen,
+  with its caption. There, in the enlarged state, its smallest text is at least 11 px, a narrow variant that fits the
+  screen's width at its natural size (a stacked figure, 3.8 in, as figure 3.3) does not pan sideways, and the dialog
+  closes again;
+* at both widths, inline and enlarged, no two text boxes of a figure overlap (by more than ``OVERLAP_PX`` in both
+  directions), as "head 0head 1head 2" once did;
 * at 1280, in the light and the dark palette, text on the page's background stands out from it by 4.5:1
   (``FIGURE_TEXT``, which tests/site/test_browser.py runs on the accessibility sample too);
 * a Chinese caption is upright: Material sets captions in italic, which a CJK font lacks and the browser fakes.
@@ -21,6 +24,8 @@ A failure names the page, the figure, the width and the text. What was measured 
 ``python -m tools.measure.figure_text SITE`` measures any built site (one without the enlarging script reports the
 inline size at 390) and prints it.
 The pages are visited in the browser's one tab (``visit`` of ``tools/testing/browser.py``): a page costs one load.
+The labs' figures (drawn by ``selfattn.plot.show``) are measured as the chapters' are. Of a figure's variants, the
+one on screen is measured (``SHOWN_SVG``).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from tools.book.tangle import load_config, nav_entries
 from tools.site.figures import find
 from tools.testing.browser import EN, ROOT, EmptySearchHandler, chromium_path, launch, page_url, serve, source, visit
 
-MIN_PX = {1280: 11.0, 390: 10.0}  # 390: in the enlarged state
+MIN_PX = {1280: 11.0, 390: 11.0, "390 inline": 9.0}  # 390: in the enlarged state
 # A text box is the font's advance box, wider than the ink by the side bearings (about a pixel at 12 px, more for
 # CJK, whose boxes are a full em): boxes that overlap by 2 px or less touch, their letters do not.
 OVERLAP_PX = 2.0
@@ -42,10 +47,20 @@ PHONE = {"width": 390, "height": 844}
 
 
 def figure_pages() -> list[str]:
-    """The nav pages of both editions that hold a figure block (``03-qkv-formula.md``, ``en/03-qkv-formula.md``)."""
-    zh = [src for src in nav_entries(load_config(ROOT)) if src.endswith(".md")]
-    pages = [p for p in zh + [EN + src for src in zh] if find(source(p).read_text(encoding="utf-8"))]
-    return pages
+    """The nav pages of both editions that hold a figure block (``03-qkv-formula.md``, ``en/03-qkv-formula.md``), and
+    the labs that show a figure (``labs/scaling.py``)."""
+    zh = nav_entries(load_config(ROOT))
+
+    def has_figures(src: str) -> bool:
+        text = source(src).read_text(encoding="utf-8")
+        return bool(find(text)) if src.endswith(".md") else "plot.show(" in text
+
+    return [p for p in zh + [EN + src for src in zh] if has_figures(p)]
+
+
+# The SVG a reader sees of a figure: of its variants (wide, narrow), the one its media query shows.
+SHOWN_SVG = """(f) => [...f.querySelectorAll(':scope > svg')].find((s) => s.getClientRects().length)
+  || f.querySelector('svg')"""
 
 
 # Per figure: the smallest text (px, and which text), the overlapping pairs of text boxes, the SVG's width.
@@ -79,7 +94,8 @@ MEASURE = """(overlapPx) => {
             width: Math.round(svg.getBoundingClientRect().width)};
   };
   window.__saMeasure = measure;
-  return [...document.querySelectorAll('figure.sa-figure')].map((f) => ({id: f.id, ...measure(f.querySelector('svg')),
+  const shown = (SHOWN_SVG);
+  return [...document.querySelectorAll('figure.sa-figure')].map((f) => ({id: f.id, ...measure(shown(f)),
     captionStyle: getComputedStyle(f.querySelector('figcaption')).fontStyle}));
 }"""
 
@@ -97,6 +113,11 @@ ENLARGED = """async (overlapPx) => {
     const m = window.__saMeasure(svg);
     const pane = dialog.querySelector('.sa-figure-dialog__pane');
     m.pans = pane.scrollWidth > pane.clientWidth + 1;
+    m.narrow = !!f.querySelector(':scope > svg.sa-figure__narrow');
+    const shown = f.querySelector(':scope > svg.sa-figure__narrow');
+    m.fits = !!shown && shown.width.baseVal.value <= pane.clientWidth - 16;  // its natural size fits the screen
+    const caption = dialog.querySelector('.sa-figure-dialog__caption');
+    m.caption = caption && caption.getClientRects().length ? caption.textContent.trim() : '';
     m.label = dialog.getAttribute('aria-label');
     dialog.querySelector('.sa-figure-dialog__close').click();
     await new Promise((r) => setTimeout(r, 20));
@@ -123,12 +144,16 @@ FIGURE_TEXT = """(min) => {
   if (!bg || bg[3] === 0) bg = [255, 255, 255, 1];
   const out = {checked: 0, onShapes: 0, low: []};
   for (const figure of document.querySelectorAll('figure.sa-figure')) {
-    const svg = figure.querySelector('svg');
+    const svg = (SHOWN_SVG)(figure);
     if (!svg) continue;
     figure.scrollIntoView({block: 'center'});
     for (const text of svg.querySelectorAll('text')) {
-      const r = text.getBoundingClientRect();
+      let r = text.getBoundingClientRect();
       if (!r.width || !r.height) continue;
+      if (r.top < 0 || r.bottom > innerHeight) {  // a figure taller than the screen: what lies under is found on screen
+        window.scrollBy(0, r.top - innerHeight / 2);
+        r = text.getBoundingClientRect();
+      }
       const under = document.elementsFromPoint(r.x + r.width / 2, r.y + r.height / 2)
         .filter((e) => e !== text && !text.contains(e) && svg.contains(e) && e !== svg
                 && !['g', 'text', 'tspan', 'defs', 'clipPath'].includes(e.localName));
@@ -147,6 +172,8 @@ FIGURE_TEXT = """(min) => {
   return out;
 }"""
 FIGURE_TEXT_MIN = 4.5
+MEASURE = MEASURE.replace("(SHOWN_SVG)", f"({SHOWN_SVG})")
+FIGURE_TEXT = FIGURE_TEXT.replace("(SHOWN_SVG)", f"({SHOWN_SVG})")
 
 
 # The palette is switched by its attribute (what material's toggle sets), with material's colour fade off: the colours
@@ -182,6 +209,11 @@ def problems_of(src: str, m: dict[str, Any]) -> list[str]:
         if f["min"] < MIN_PX[1280]:
             problems.append(f"{f['id']} at 1280 px: smallest text {f['min']} px ({f['minText']!r}), at least {MIN_PX[1280]}")
         problems += [f"{f['id']} at 1280 px: text overlaps: {o}" for o in f["overlaps"]]
+    for f in m["narrow"]:
+        if f["min"] < MIN_PX["390 inline"]:
+            problems.append(f"{f['id']} at 390 px, inline: smallest text {f['min']} px ({f['minText']!r}), "
+                            f"at least {MIN_PX['390 inline']}")
+        problems += [f"{f['id']} at 390 px, inline: text overlaps: {o}" for o in f["overlaps"]]
     for f, inline in zip(m["enlarged"], m["narrow"], strict=True):
         if f is None:
             problems.append(f"{inline['id']} at 390 px: no enlarge button (inline its smallest text is {inline['min']} px)")
@@ -197,6 +229,10 @@ def problems_of(src: str, m: dict[str, Any]) -> list[str]:
             problems.append(f"{f['id']} at 390 px: the dialog did not close, or the focus did not return to its button")
         if not (f["label"] or "").strip():
             problems.append(f"{f['id']} at 390 px: the dialog has no accessible name")
+        if not f["caption"]:
+            problems.append(f"{f['id']} at 390 px, enlarged: no caption under the figure")
+        if f["narrow"] and f["fits"] and f["pans"]:
+            problems.append(f"{f['id']} at 390 px, enlarged: its narrow variant pans, though it fits the screen")
     return problems
 
 

@@ -29,7 +29,16 @@ For each page (:func:`place`, at ``on_page_markdown``):
   metadata), every id in it prefixed with the figure's id (the print page holds every figure),
   ``selfattn.plot.INK`` replaced by ``currentColor`` (one render legible in the light and the dark
   palette);
-* the SVG is cached in ``.cache/figures/`` under the hash of the chain's code, the figure's id,
+* a figure whose smallest text would be under ``PHONE_MIN_PX`` (9 px) in a phone's column
+  (``PHONE_COLUMN_PX``, 358 px at a 390 px screen) gets a *narrow variant*: the code is executed a
+  second time with ``SELFATTN_FIGURE=narrow`` (:data:`NARROW`), which ``selfattn.plot.narrow()`` reads,
+  and ``selfattn.plot.figure`` then stacks the panels in a figure at most 3.8 in wide; a figure that
+  needs more reads ``plot.narrow()`` itself. Both SVGs go into the page, ``class="sa-figure__wide"`` and
+  ``class="sa-figure__narrow"``, and a media query of ``docs/stylesheets/extra.css`` shows one (the narrow
+  one's ids are prefixed ``fig-LABEL_narrow``). A narrow variant whose text is no larger than the wide
+  one's is dropped, with a message that names the figure (the browser test of the figures' text fails on
+  text under 9 px at 390 px: tests/site/test_figure_text.py);
+* each SVG is cached in ``.cache/figures/`` under the hash of the chain's code, the figure's id, the variant,
   the package sources (``src/**/*.py``), the data files figures read (:data:`INPUTS`: the model
   checkpoints of chapter 10; every file a figure names is matched), the versions of
   Python, matplotlib, torch and numpy, and this file (:func:`cache_key`): a warm rebuild executes
@@ -91,6 +100,16 @@ WRITTEN = re.compile(r"图\s*\d+\.\d+|\bFigures?\s+\d+\.\d+|#fig-\d+-\d+\b")  # 
 PAGE_CHAPTER = re.compile(r"^(?P<chapter>\d\d)-")  # docs/08-engineering.md: chapter 8
 INK = "#202124"  # selfattn.plot.INK: the colour that follows the page's text
 FIGURE_CACHE = ".cache/figures"
+NARROW = "narrow"  # SELFATTN_FIGURE while the build draws a narrow variant (selfattn.plot.narrow() reads it)
+PHONE_COLUMN_PX = 358.0  # the text column at a 390 px wide screen (Material's margins: 16 px each side)
+PHONE_MIN_PX = 9.0  # the smallest text a figure may show inline there; below it, a narrow variant is drawn
+# matplotlib writes the whole font list into every <text> (about 200 bytes each, a fifth of a chapter's page);
+# docs/stylesheets/extra.css sets the same list once for the figures' text. Other lists (monospace) stay.
+FONT_LIST = ("'DejaVu Sans', 'WenQuanYi Micro Hei', 'Bitstream Vera Sans', 'Computer Modern Sans Serif', "
+             "'Lucida Grande', 'Verdana', 'Geneva', 'Lucid', 'Arial', 'Helvetica', 'Avant Garde', sans-serif")
+DEFAULT_FONT = re.compile(r"font-family: " + re.escape(FONT_LIST) + r";? ?")
+FONT_SIZE = re.compile(r"font-size:\s*(?P<size>[\d.]+)px")  # matplotlib's SVG: sizes in user units (pt)
+VIEW_BOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ (?P<width>[\d.]+) [\d.]+"')
 INPUTS = ("src/**/*.py", "models/*.pt", "models/*.json")  # what figures read besides their code (no figure reads benchmarks/)
 TOOLS = ("matplotlib", "torch", "numpy")
 CAPTIONS = {
@@ -219,14 +238,28 @@ def begin(root: Path, serving: bool = False) -> None:
 WORDS = re.compile(r"^[ \t]*#\|[ \t]*(?:caption|alt):.*$", re.M)  # header lines that draw nothing
 
 
-def cache_key(code: str, figure_id: str, inputs: str) -> str:
+def cache_key(code: str, figure_id: str, inputs: str, variant: str = "") -> str:
     """The name of a figure's SVG in ``.cache/figures/``: its code without the caption and alt lines
-    (comments that draw nothing), its id, and the inputs of the build."""
-    return hashlib.sha256("\0".join([inputs, figure_id, WORDS.sub("", code)]).encode()).hexdigest()[:24]
+    (comments that draw nothing), its id, the variant (``""`` or :data:`NARROW`), and the inputs of the build."""
+    parts = [inputs, figure_id, WORDS.sub("", code)] + ([variant] if variant else [])
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
 
 
-def execute(code: str, figure_id: str, root: Path, name: str = "<figure>") -> str:
-    """Run a figure's code as pytest-codeblocks would, and return ``fig`` as an SVG document."""
+def smallest_text_px(svg: str, column_px: float = PHONE_COLUMN_PX) -> float:
+    """The smallest text of a figure's SVG in CSS pixels, where a column ``column_px`` wide shows it (no wider
+    than its natural size: 1 pt = 4/3 px); infinity for a figure without text."""
+    sizes = [float(m["size"]) for m in FONT_SIZE.finditer(svg)]
+    box = VIEW_BOX.search(svg)
+    if not sizes or box is None:
+        return float("inf")
+    width = float(box["width"])  # user units: pt
+    return min(sizes) * min(column_px, width * 4 / 3) / width
+
+
+def execute(code: str, figure_id: str, root: Path, name: str = "<figure>", variant: str = "") -> str:
+    """Run a figure's code as pytest-codeblocks would, and return ``fig`` as an SVG document;
+    ``variant`` :data:`NARROW` runs it with ``SELFATTN_FIGURE=narrow``."""
+    import os
     import traceback
 
     import matplotlib
@@ -251,6 +284,9 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>") -> st
         sys.path.insert(0, src)  # as PYTHONPATH=src does for the tests
     printed = io.StringIO()
     settings = {"svg.fonttype": "none", "svg.hashsalt": figure_id}  # text stays text; ids fixed per figure
+    before = os.environ.pop("SELFATTN_FIGURE", None)
+    if variant:
+        os.environ["SELFATTN_FIGURE"] = variant
     try:
         with matplotlib.rc_context(settings), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -266,9 +302,15 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>") -> st
             if not isinstance(fig, matplotlib.figure.Figure):
                 raise FigureError(f"the block leaves no matplotlib figure in `fig` (found {type(fig).__name__})")
             out = io.StringIO()
+            # Constrained layout settles in a second pass: in the first, a figure without a canvas of its own
+            # placed a column of heatmaps too far left for its longest labels (cut at the edge of a narrow variant).
+            fig.savefig(io.StringIO(), format="svg", metadata={"Date": None}, transparent=True)
             fig.savefig(out, format="svg", metadata={"Date": None}, transparent=True)
     finally:
         plt.close("all")
+        os.environ.pop("SELFATTN_FIGURE", None)
+        if before is not None:
+            os.environ["SELFATTN_FIGURE"] = before
         if added:
             sys.path.remove(src)
     if caught:  # e.g. a glyph missing from matplotlib's font: the browser draws the text (fonttype "none")
@@ -279,7 +321,8 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>") -> st
 
 def inline_svg(svg: str, figure_id: str) -> str:
     """An SVG document as an element to inline in a page: no XML prologue, no metadata, no global
-    style, every id prefixed with ``figure_id``, ``INK`` as ``currentColor``."""
+    style, every id prefixed with ``figure_id``, ``INK`` as ``currentColor``, matplotlib's default font list
+    left to the page's stylesheet (:data:`FONT_LIST`)."""
     svg = re.sub(r"^\s*<\?xml[^>]*>\s*", "", svg)
     svg = re.sub(r"<!DOCTYPE[^>]*>\s*", "", svg)
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
@@ -300,36 +343,60 @@ def inline_svg(svg: str, figure_id: str) -> str:
         r'(href="#|url\(#)([^")]+)', lambda m: f"{m[1]}{figure_id}-{m[2]}" if m[2] in ids else m[0], svg
     )
     svg = re.sub(re.escape(INK), "currentColor", svg, flags=re.I)
+    svg = DEFAULT_FONT.sub("", svg)  # the font list is extra.css's
     svg = "\n".join(line for line in svg.splitlines() if line.strip())  # no blank line inside the HTML
     return svg.strip()
 
 
-def render(code: str, figure: Figure, root: Path, name: str) -> str:
-    """The figure's inline SVG, from ``.cache/figures/`` or executed (and then cached)."""
+def render_variant(code: str, figure: Figure, root: Path, name: str, variant: str = "") -> str:
+    """One variant of the figure as inline SVG, from ``.cache/figures/`` or executed (and then cached)."""
     if not STATE["inputs"]:
         begin(root)
-    key = cache_key(code, figure.id, STATE["inputs"])
+    prefix = f"{figure.id}_{variant}" if variant else figure.id
+    key = cache_key(code, figure.id, STATE["inputs"], variant)
     cached = root / FIGURE_CACHE / f"{key}.svg"
     _USED.add(cached.name)
     if cached.exists():
         return cached.read_text(encoding="utf-8")
-    svg = inline_svg(execute(code, figure.id, root, name), figure.id)
+    svg = inline_svg(execute(code, prefix, root, name, variant), prefix)
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(".tmp")
     tmp.write_text(svg, encoding="utf-8")
     tmp.replace(cached)
-    log.info("figures: rendered %s figure %s", name.split(":")[0], figure.label)
+    log.info("figures: rendered %s figure %s%s", name.split(":")[0], figure.label, f" ({variant})" if variant else "")
     return svg
 
 
-def wrap(svg: str, figure: Figure, lang: str) -> str:
-    """The ``<figure>`` element: the SVG as an image with the alt text, and the numbered caption."""
-    label = f'<svg role="img" aria-label="{html.escape(figure.alt, quote=True)}" data-search-exclude="true" '
+def render(code: str, figure: Figure, root: Path, name: str) -> tuple[str, str | None]:
+    """The figure's inline SVG, and its narrow variant where the wide one's text would be under
+    ``PHONE_MIN_PX`` in a phone's column (else None)."""
+    wide = render_variant(code, figure, root, name)
+    small = smallest_text_px(wide)
+    if small >= PHONE_MIN_PX:
+        return wide, None
+    narrow = render_variant(code, figure, root, name, NARROW)
+    if smallest_text_px(narrow) <= small:
+        log.info("figures: %s: the narrow variant's text is no larger than the wide one's (%.1f px at %.0f px): "
+                    "draw it with selfattn.plot.figure, or read plot.narrow()", name, small, PHONE_COLUMN_PX)
+        return wide, None
+    if smallest_text_px(narrow) < PHONE_MIN_PX:
+        log.info("figures: %s: its narrow variant's smallest text is %.1f px at %.0f px", name,
+                 smallest_text_px(narrow), PHONE_COLUMN_PX)
+    return wide, narrow
+
+
+def wrap(svg: str | tuple[str, str | None], figure: Figure, lang: str) -> str:
+    """The ``<figure>`` element: the SVG as an image with the alt text (its wide and narrow variants, if it has
+    two), and the numbered caption."""
+    wide, narrow = svg if isinstance(svg, tuple) else (svg, None)
+    label = f'role="img" aria-label="{html.escape(figure.alt, quote=True)}" data-search-exclude="true"'
     caption = CAPTIONS.get(lang, CAPTIONS["en"]).format(number=figure.number, caption=html.escape(figure.caption))
-    return (
-        f'<figure id="{figure.id}" class="sa-figure">\n{svg.replace("<svg ", label, 1)}\n'
-        f"<figcaption>{caption}</figcaption>\n</figure>"
-    )
+    if narrow is None:
+        svgs = wide.replace("<svg ", f"<svg {label} ", 1)
+    else:
+        svgs = (wide.replace("<svg ", f'<svg class="sa-figure__wide" {label} ', 1) + "\n"
+                + narrow.replace("<svg ", f'<svg class="sa-figure__narrow" {label} ', 1))
+    return f'<figure id="{figure.id}" class="sa-figure">\n{svgs}\n<figcaption>{caption}</figcaption>\n</figure>'
 
 
 def failed(figure: Figure, message: str) -> str:

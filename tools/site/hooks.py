@@ -109,7 +109,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, **kwargs: Any) -> st
 
 @event_priority(50)  # before print-site keeps each page's HTML for the print page
 def on_page_content(html: str, page: Any, config: Any, files: Any, **kwargs: Any) -> str:
-    html = labpages.fix(html, page, files)  # a lab's heading ids as in its table of contents, its .md links as URLs
+    html = labpages.fix(html, page, files, languages.language(config))  # a lab: heading ids, .md links, figures
     return figures.inline(html, source_of(page, config))  # the figures' SVG in place of their placeholders
 
 

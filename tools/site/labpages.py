@@ -8,6 +8,11 @@ search's and material's, and the skip link missed. :func:`fix` gives each headin
 that the table of contents has for it (when the two list the same headings at the same levels), so that
 every anchor of the page is the one its table, its search entries and the print page use.
 
+It numbers the lab's figures (``selfattn.plot.show`` draws each as ``<figure class="sa-figure">``, an inline SVG
+with its alt text and its caption, as the chapters' figures are): in page order, "图 1" / "Figure 1.", with the ids
+``fig-scaling-1``, ``fig-scaling-2`` (unique on the print page, which holds every lab), so that a tap enlarges them like any figure of the book (``figure-zoom.js``); matplotlib's
+font list leaves their text, as it leaves the chapters' figures (``tools/site/figures.py``).
+
 It also converts a relative link to a Markdown page (``../reference/benchmarks.md``, as a chapter writes it)
 into that page's address, as mkdocs does on the Markdown pages and mkdocs-jupyter does not, and drops the
 ``<script src="">`` that mkdocs-jupyter writes for MathJax when ``custom_mathjax_url`` is empty (the book's
@@ -29,6 +34,7 @@ HEADING = re.compile(r'<h(?P<level>[1-6]) id="(?P<id>[^"]*)">(?P<text>.*?)<a cla
                      flags=re.DOTALL)
 MD_LINK = re.compile(r'(?P<before><a\b[^>]*?\bhref=")(?P<href>[^"#:]+\.md)(?P<fragment>#[^"]*)?"')
 EMPTY_SCRIPT = re.compile(r'<script src="">\s*</script>\n?')
+LAB_FIGURE = re.compile(r'<figure class="sa-figure">(?P<body>.*?)<figcaption>', flags=re.DOTALL)
 
 
 def is_lab(page: Any) -> bool:
@@ -86,11 +92,29 @@ def convert_md_links(html: str, page: Any, files: Any) -> str:
     return MD_LINK.sub(convert, html)
 
 
-def fix(html: str, page: Any, files: Any) -> str:
-    """A lab's page: ids as in its table of contents, Markdown links converted, no empty script. Other pages
-    are returned as they are."""
+def number_figures(html: str, lang: str, lab: str = "lab") -> str:
+    """Each ``<figure class="sa-figure">`` of a lab, in page order: the id ``fig-LAB-N`` and the number in its
+    caption."""
+    from tools.site.figures import CAPTIONS, DEFAULT_FONT
+
+    count = 0
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        number = CAPTIONS.get(lang, CAPTIONS["en"]).format(number=count, caption="")
+        body = DEFAULT_FONT.sub("", m["body"])  # the font list is extra.css's, as for the chapters' figures
+        return f'<figure id="fig-{lab}-{count}" class="sa-figure">{body}<figcaption>{number}'
+
+    return LAB_FIGURE.sub(one, html)
+
+
+def fix(html: str, page: Any, files: Any, lang: str = "zh") -> str:
+    """A lab's page: ids as in its table of contents, Markdown links converted, no empty script, its figures
+    numbered. Other pages are returned as they are."""
     if not is_lab(page):
         return html
     html = match_toc(html, toc_anchors(page.toc))
     html = convert_md_links(html, page, files)
+    html = number_figures(html, lang, page.file.src_uri.removeprefix("labs/").split(".")[0])
     return EMPTY_SCRIPT.sub("", html)

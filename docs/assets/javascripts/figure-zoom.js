@@ -1,11 +1,13 @@
 // Tap to enlarge a figure (the book's figures are inline SVG: <figure class="sa-figure">, drawn at build
 // time by tools/site/figures.py).
 //
-// On a phone the text column is about 358 px wide, and a figure drawn 7 in wide shrinks its 9-pt text to
-// about 6 px. A tap on a figure, or its "放大" / "Enlarge" button, opens it in a full-screen <dialog>, drawn
-// at a width where its smallest text is at least MIN_PX pixels, or as wide as the screen if that is wider;
-// a figure wider than the screen pans (scrolls) inside it. A tap in the dialog, its close button, Escape or
-// the browser's back button closes it, and the focus returns to the button that opened it.
+// On a phone the text column is about 358 px wide. A figure may come in two variants, a wide one and a narrow one
+// drawn for such a column (stacked panels, tools/site/figures.py), of which a media query shows one (extra.css).
+// A tap on a figure, or its "放大" / "Enlarge" button, opens the variant shown in a full-screen <dialog>, with its
+// caption, drawn at a width where its smallest text is at least MIN_PX pixels, or as wide as the screen if that
+// is wider; a figure wider than the screen pans (scrolls) inside it. A tap in the dialog, its close button, Escape
+// or the browser's back button closes it, and the focus returns to the button that opened it. The back button
+// leaves the page where it was: its scroll position, and the page itself (see the popstate note below).
 //
 // Why not mkdocs-glightbox (the lightbox plugin of Material sites): it wraps <img> elements only; an inline
 // SVG would need this much code anyway, and GLightbox zooms and pans images, not inline content.
@@ -25,6 +27,7 @@
   let dialog = null;
   let opener = null;
   let onEntry = false; // the current history entry is the one the dialog added
+  let place = null; // the page's scroll position when the dialog opened
 
   // The smallest text of an SVG in screen pixels, per screen pixel of the SVG's width.
   function textPerWidth(svg) {
@@ -48,13 +51,21 @@
     return w && w.value > 0 ? w.value : svg.getBoundingClientRect().width;
   }
 
+  // The SVG a reader sees of a figure: of its variants, the one the page's media query shows.
+  function shown(figure) {
+    const svgs = [...figure.querySelectorAll(":scope > svg")];
+    return svgs.find((svg) => svg.getClientRects().length) || svgs[0] || null;
+  }
+
   function build() {
     dialog = document.createElement("dialog");
     dialog.className = "sa-figure-dialog";
+    dialog.setAttribute("aria-describedby", "sa-figure-dialog-caption");
     dialog.innerHTML =
       '<div class="sa-figure-dialog__bar"><span class="sa-figure-dialog__title"></span>' +
       '<button type="button" class="sa-figure-dialog__close md-button"></button></div>' +
-      '<div class="sa-figure-dialog__pane" tabindex="0"></div>';
+      '<div class="sa-figure-dialog__pane" tabindex="0"><div class="sa-figure-dialog__figure"></div>' +
+      '<p class="sa-figure-dialog__caption" id="sa-figure-dialog-caption"></p></div>';
     dialog.addEventListener("click", (event) => {
       // A tap anywhere closes (a drag that pans the figure is a scroll, not a click).
       event.preventDefault();
@@ -68,7 +79,7 @@
   }
 
   function open(figure, button) {
-    const svg = figure.querySelector("svg");
+    const svg = shown(figure);
     if (!svg) return;
     if (!dialog || !dialog.isConnected) build();
     const w = words();
@@ -84,7 +95,12 @@
     const ratio = textPerWidth(svg);
     const copy = svg.cloneNode(true);
     for (const el of [copy, ...copy.querySelectorAll("[id]")]) el.removeAttribute("id");
-    pane.replaceChildren(copy);
+    copy.removeAttribute("class");
+    dialog.querySelector(".sa-figure-dialog__figure").replaceChildren(copy);
+    // The caption under the figure, without its number (the bar shows it) and without the Enlarge button.
+    const text = caption ? caption.cloneNode(true) : document.createElement("span");
+    text.querySelectorAll(".sa-figure-number, .sa-figure-zoom").forEach((el) => el.remove());
+    dialog.querySelector(".sa-figure-dialog__caption").textContent = text.textContent.trim();
     // The dialog gives the focus back to what had it when it opened: the button, without a scroll (a scroll
     // would make Material's navigation.tracking rewrite the history entry while the dialog's is being left).
     button.focus({ preventScroll: true });
@@ -98,6 +114,7 @@
     pane.scrollLeft = 0;
     pane.scrollTop = 0;
     opener = button;
+    place = { x: scrollX, y: scrollY };
     if (!onEntry) history.pushState({ saFigure: figure.id, x: scrollX, y: scrollY }, "");
     onEntry = true;
   }
@@ -105,21 +122,35 @@
   function close() {
     if (!dialog || !dialog.open) return;
     dialog.close();
-    dialog.querySelector(".sa-figure-dialog__pane").replaceChildren();
+    dialog.querySelector(".sa-figure-dialog__figure").replaceChildren();
     if (opener && opener.isConnected) opener.focus({ preventScroll: true });
   }
 
-  // The back button closes the dialog and stays on the page: the step back from the dialog's history entry stops
-  // here (a capturing listener on window runs before Material's). Closed otherwise, the dialog leaves its entry in
-  // place (a history.back() of its own raced with Material's navigation.tracking, which rewrites the current
-  // entry as the page scrolls, and Material then loaded the page again): the next back step then only leaves it,
-  // and the next dialog reuses it.
-  addEventListener("popstate", (event) => {
-    if (!onEntry) return;
-    onEntry = false;
-    event.stopImmediatePropagation();
-    if (dialog && dialog.open) close();
-  }, true);
+  // The back button closes the dialog and stays on the page. Material's instant navigation renders the page again,
+  // from the top, on every step back or forward (popstate), even within one page; listeners of one event on window
+  // run in the order they were added, whether capturing or not, and material's comes first from its bundle. So a
+  // listener added in the page's head (overrides/main.html) runs first, and asks window.__saBack: a step back
+  // from the dialog's history entry, or forward onto it, is the dialog's, and stops there. Closed otherwise (a
+  // tap, Escape), the dialog leaves its entry in place (a history.back() of its own raced with material's
+  // navigation.tracking, which rewrites the current entry as the page scrolls): the next back step then only
+  // leaves it, and the next dialog reuses it.
+  // The browser restores the scroll position it kept for the entry it steps to (or scrolls to its #fragment, which
+  // material's navigation.tracking set to the heading in view) before the popstate event: the dialog puts the page
+  // back where it was when it opened.
+  window.__saBack = (event) => {
+    const arriving = !!(event.state && event.state.saFigure);
+    if (!onEntry && !arriving) return false;
+    onEntry = arriving;
+    if (dialog && dialog.open) {
+      close();
+      if (place) {
+        const { x, y } = place;
+        scrollTo(x, y);
+        requestAnimationFrame(() => scrollTo(x, y));
+      }
+    }
+    return true;
+  };
 
   function wire() {
     for (const figure of document.querySelectorAll("figure.sa-figure:not(.sa-figure-error)")) {
@@ -128,6 +159,7 @@
       const caption = figure.querySelector("figcaption");
       if (!svg || !caption) continue;
       figure.dataset.zoom = "on";
+      const svgs = figure.querySelectorAll(":scope > svg");
       const w = words();
       const button = document.createElement("button");
       button.type = "button";
@@ -137,7 +169,7 @@
       button.setAttribute("aria-label", `${(number ? number.textContent : "").trim()} ${w.label}`.trim());
       button.addEventListener("click", () => open(figure, button));
       caption.append(" ", button);
-      svg.addEventListener("click", () => open(figure, button));
+      svgs.forEach((one) => one.addEventListener("click", () => open(figure, button)));
     }
   }
 
