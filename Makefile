@@ -1,6 +1,7 @@
 # selfattn: the book and its package.
 #   make serve   serve the book at http://127.0.0.1:8000/selfattn/ (re-tangles and reloads on save)
 #   make serve-timing   time that loop: save a chapter (and a lab), seconds until the browser reloads
+#   make check PAGE=04-why-sqrt-dk   one page, both editions: its blocks and checks, and a strict build of it (~20 s)
 #   make test    run every test: tangle check, strict site build, unit tests and every code block
 #   make test BROWSER=0   the same without the browser tests (installs no Chromium, no font)
 #   make model   retrain the committed models of chapter 10 (models/*.pt; about half an hour, not part of make test)
@@ -21,7 +22,7 @@ export NO_MKDOCS_2_WARNING := 1
 # PYTHONDONTWRITEBYTECODE: collecting the tests takes 7.7 s instead of 12.6 s, in each xdist worker.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: setup serve serve-full serve-timing site build tangle tangle-check test test-fast bench bench-model model clean browser-deps lint-workflows gpu-check test-floor axe
+.PHONY: setup serve serve-full serve-timing site build tangle tangle-check check test test-fast bench bench-model model clean browser-deps lint-workflows gpu-check test-floor axe
 
 setup: $(STAMP)
 
@@ -96,6 +97,14 @@ NO_BROWSER := $(filter 0 no false,$(BROWSER))
 test: $(STAMP) $(if $(NO_BROWSER),,browser-deps $(if $(HAVE_NPM),$(AXE)))
 	$(BIN)/python -m tools.book.tangle --check
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal --build-site $(if $(NO_BROWSER),-m "not browser")
+
+# The loop of a change to one page (tools/testing/check_page.py): tangle, then side by side its code blocks and the
+# book's tests of the page (both editions; the links and anchors of every page), and a strict build of the page and
+# the pages it links to, its figures from the cache. About 20 s warm on 2 cores.
+PAGE ?=
+check: $(STAMP)
+	@test -n "$(PAGE)" || { echo "usage: make check PAGE=04-why-sqrt-dk (a page of the nav, without .md)"; exit 2; }
+	$(BIN)/python -m tools.testing.check_page $(PAGE)
 
 # Unit tests and code blocks only, for authors: no site (build, browser, notebooks, reader route) and no
 # test marked slow (the lab-cache builds, the install in a fresh venv, a nested pytest session).

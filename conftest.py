@@ -9,8 +9,7 @@ comments and assertion messages, with the same expected output and marks
 the English block's test checks that sameness (again, from the files) instead of running the program
 a second time; the Chinese block's run checks the program. Its report carries the Chinese block's
 test id (``same run as``). A block that differs in anything else (a printed string, a number) runs.
-The programs are compared by the digests of their syntax trees, kept in ``.cache/codeblocks/`` by the
-digest of each program's code (``tools.testing.codeblocks.code_key``).
+The programs are compared by the digests of their syntax trees (``tools.testing.codeblocks.code_key``).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -109,20 +110,37 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(SITE_BUILD.tail(), red=True)
 
 
+def _build_here() -> None:
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", "NO_MKDOCS_2_WARNING": "1"}
+    log = ROOT / "reports" / "site-build.log"
+    with log.open("wb") as out:
+        rc = subprocess.run(MKDOCS_BUILD, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+    if rc:
+        tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-40:])
+        pytest.fail(f"mkdocs build --strict failed (exit status {rc}); the end of {log}:\n{tail}", pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def site_dir(request: pytest.FixtureRequest) -> Path:
-    """The built site. `make test` builds it in the background (``--build-site``) and this waits for it;
-    without that option, it is built here if it is missing.
+    """The built site, never stale. `make test` builds it in the background (``--build-site``) and this waits for
+    it. Then, or without that option, the site's stamp is compared with its inputs (the pages, the package, the
+    build's code, the data, the installed packages: ``tools/site/stamp.py``), and a stale site is built again
+    (``tools.site.stamp.ensure_fresh``).
 
-    `make test-fast` sets SELFATTN_NO_SITE: it neither builds the site nor reads one that may be stale."""
+    `make test-fast` sets SELFATTN_NO_SITE: it neither builds the site nor reads one."""
     if os.environ.get("SELFATTN_NO_SITE"):
         pytest.skip("make test-fast runs without the site (make test builds it and runs this)")
-    site = ROOT / "site"
     if _builds_site(request.config):
         if rc := SITE_BUILD.wait():
             pytest.fail(f"mkdocs build --strict failed (exit status {rc}); the end of {SITE_BUILD.log}:\n"
                         f"{SITE_BUILD.tail()}", pytrace=False)
-    elif not (site / "index.html").exists():
-        env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", "NO_MKDOCS_2_WARNING": "1"}
-        subprocess.run(MKDOCS_BUILD, cwd=ROOT, env=env, check=True)
-    return site
+    from tools.site import stamp
+
+    try:
+        was = stamp.ensure_fresh(ROOT, _build_here)
+    except stamp.StaleSite as err:
+        pytest.fail(str(err), pytrace=False)
+    if was:
+        shown = ", ".join(was[:8]) + (f" and {len(was) - 8} more" if len(was) > 8 else "")
+        warnings.warn(f"site/ was stale ({shown}): built it again", stacklevel=1)
+    return ROOT / "site"

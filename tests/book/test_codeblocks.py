@@ -8,8 +8,6 @@ instead of running it again (conftest.py): only comments and assertion messages 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import shutil
 import subprocess
 import sys
@@ -75,36 +73,20 @@ def test_expected_output_and_marks_count() -> None:
     assert not same_run(_chain(ZH), _chain(ZH, marks=("pytest.mark.cuda",)))  # type: ignore[arg-type]
 
 
-def test_code_keys_are_kept_on_disk_and_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The digests of the syntax trees (code_key) survive the process in .cache/codeblocks/, keyed by the code."""
+def test_code_keys_are_computed_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """code_key parses a code once; an edited code (another digest) is parsed again."""
     import ast
 
     from tools.testing import codeblocks
 
-    monkeypatch.setattr(codeblocks, "KEYS_FILE", tmp_path / "keys.json")
     monkeypatch.setattr(codeblocks, "_KEYS", {})
     a, b = "x = 1  # a\nassert x, 'm'\n", "x = 2\n"
     keys = [codeblocks.code_key(a), codeblocks.code_key("x = 1  # b\nassert x, 'n'\n"), codeblocks.code_key(b)]
     assert keys[0] == keys[1] != keys[2]
-    used = {hashlib.sha256(code.encode()).hexdigest() for code in (a, b)}
-    codeblocks.save_code_keys(used)
-    assert set(json.loads((tmp_path / "keys.json").read_text(encoding="utf-8"))) == used, "the codes in use"
-    monkeypatch.setattr(codeblocks, "_KEYS", {})  # a new process
     monkeypatch.setattr(ast, "parse", lambda *args, **kwargs: pytest.fail("parsed again"))
     assert [codeblocks.code_key(a), codeblocks.code_key(b)] == [keys[0], keys[2]]
-    with pytest.raises(pytest.fail.Exception, match="parsed again"):  # a code not kept is parsed
+    with pytest.raises(pytest.fail.Exception, match="parsed again"):
         codeblocks.code_key("x = 3\n")
-    monkeypatch.undo()  # ast.parse back; a session of one page keeps the others' codes, up to MAX_KEYS
-    monkeypatch.setattr(codeblocks, "KEYS_FILE", tmp_path / "keys.json")
-    monkeypatch.setattr(codeblocks, "MAX_KEYS", 3)
-    c = "x = 4\n"
-    codeblocks.code_key(c)
-    codeblocks.save_code_keys({hashlib.sha256(c.encode()).hexdigest()})
-    assert len(json.loads((tmp_path / "keys.json").read_text(encoding="utf-8"))) == 3, "added to the two kept"
-    d = "x = 5\n"
-    codeblocks.code_key(d)
-    codeblocks.save_code_keys({hashlib.sha256(d.encode()).hexdigest()})
-    assert list(json.loads((tmp_path / "keys.json").read_text(encoding="utf-8"))) == [hashlib.sha256(d.encode()).hexdigest()]
 
 
 def _pages(folder: Path, log: Path) -> tuple[Path, Path]:

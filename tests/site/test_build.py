@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tools.site import highlight, languages, mode, printpage, search, switcher, templates, wheel
+from tools.site import languages, mode, printpage, search, switcher, templates, wheel
 
 # print-site's own function, before any test here calls printpage.configure (which replaces it in this process).
 PRINT_SITE_ANCHOR_IDS = __import__("mkdocs_print_site_plugin.urls").urls.update_anchor_ids
@@ -95,61 +95,7 @@ def test_search_settings_per_language_and_one_index_each(tmp_path: Path) -> None
     assert en["config"]["lang"] == ["en"]
 
 
-def test_compiled_templates_are_reused_from_disk_until_the_source_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What the next build finds in .cache/templates/ (a new CompiledTemplates, as in a new process)."""
-    import jinja2
-
-    compiled: list[str] = []
-    real = jinja2.Environment.compile
-    monkeypatch.setattr(jinja2.Environment, "compile", lambda self, source, *a, **k: compiled.append(source) or real(self, source, *a, **k))
-
-    def render(source: str) -> str:
-        cache = templates.CompiledTemplates()
-        cache.use_directory(tmp_path / "templates")
-        env = jinja2.Environment(loader=jinja2.DictLoader({"t": source}), bytecode_cache=cache)
-        return env.get_template("t").render()
-
-    assert render("{{ 1 + 1 }}") == "2" and compiled == ["{{ 1 + 1 }}"]
-    assert render("{{ 1 + 1 }}") == "2" and len(compiled) == 1, "loaded from disk, not compiled"
-    assert render("{{ 2 + 2 }}") == "4" and compiled[1:] == ["{{ 2 + 2 }}"], "an edited template is compiled again"
-
-
-def test_every_environment_of_the_theme_and_of_the_api_page_keeps_its_compiled_templates(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Not only the build's: print-site's and material's search make their own with theme.get_env(), and
-    mkdocstrings its handler's; each compiled its templates again in every build."""
-    import jinja2
-
-    monkeypatch.setattr(templates, "TEMPLATES", templates.CompiledTemplates())  # this process's cache stays as it is
-
-    class Theme:
-        def get_env(self) -> jinja2.Environment:
-            return jinja2.Environment(loader=jinja2.DictLoader({"t": "x"}))
-
-    handler = SimpleNamespace(env=jinja2.Environment())
-    handlers = SimpleNamespace(get_handler=lambda name: handler if name == "python" else None)
-    cfg = SimpleNamespace(theme=Theme(), plugins={"mkdocstrings": SimpleNamespace(handlers=handlers)})
-    assert cfg.theme.get_env().bytecode_cache is None
-    templates.keep_compiled_everywhere(cfg, tmp_path)
-    templates.keep_compiled_everywhere(cfg, tmp_path)  # each language's build calls it: wrapped once
-    first, second = cfg.theme.get_env(), cfg.theme.get_env()
-    assert first is not second and first.bytecode_cache is templates.TEMPLATES is second.bytecode_cache
-    assert cfg.theme.get_env.__closure__ is not None and not hasattr(cfg.theme.get_env.__closure__[0].cell_contents, "keeps_compiled")
-    assert handler.env.bytecode_cache is None
-    templates.keep_compiled_api(cfg)
-    assert handler.env.bytecode_cache is templates.TEMPLATES
-    templates.keep_compiled_api(SimpleNamespace(plugins={}))  # no mkdocstrings: nothing to do
-    assert (tmp_path / ".cache" / "templates").is_dir()
-
-
-def test_templates_are_compiled_once_and_each_language_keeps_its_404_and_sitemap(tmp_path: Path) -> None:
-    import jinja2
-
-    env = templates.keep_compiled(jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ 1 + 1 }}"})))
-    assert env.get_template("t").render() == "2" and templates.TEMPLATES.store, "compiled and kept"
-    again = templates.keep_compiled(jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ 1 + 1 }}"})))
-    assert again.get_template("t").render() == "2"
+def test_each_language_keeps_its_404_and_sitemap(tmp_path: Path) -> None:
     sitemap = "<urlset>\n<url><loc>https://example.org/book/a/</loc></url>\n<url><loc>https://example.org/book/en/a/</loc></url>\n</urlset>"
     for lang in ("zh", "en"):
         templates.keep_rendering(f"404 {lang}", "404.html", lang)
@@ -202,93 +148,6 @@ def test_the_print_pages_links_that_print_site_got_wrong_are_mended() -> None:
         '<a class="x" href="../../en/labs/s/s.ipynb">nb</a><img alt="" src="../../en/labs/p.png"><a href="#en-01">1</a>'
         '<a href="#en-explorer">example</a></section>')
     assert printpage.fix_links(head, "en/print_page") == head  # no print page sections: nothing to mend
-
-
-def test_search_entries_are_kept_and_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A page's search entries come from material the first time, from .cache/search/ the next (without
-    parsing the page again), and a change of the page's HTML, table of contents or front matter indexes it anew."""
-    from material.plugins.search import plugin as material_search
-    from mkdocs.structure.toc import AnchorLink
-
-    monkeypatch.setattr(search, "_CACHE", [])
-    monkeypatch.setattr(search, "_USED", set())
-    search.keep_entries(tmp_path)
-    index_class = material_search.SearchIndex
-    toc = [AnchorLink("缩放点积", "scaled", 1)]
-    page = SimpleNamespace(url="03/", title="第 3 章", meta={}, toc=toc,
-                           content='<h1 id="scaled">缩放点积</h1><p>查询与键的点积除以 √d_k。</p><h2 id="x">X</h2><p>text</p>')
-    expected = index_class(lang=["zh"])
-    index_class.add_entry_from_context.original(expected, page)  # material's own
-    assert len(expected.entries) == 2 and "\u200b" in expected.entries[0]["text"], expected.entries
-
-    first = index_class(lang=["zh"])
-    first.add_entry_from_context(page)
-    assert first.entries == expected.entries
-    [kept] = (tmp_path / search.SEARCH_CACHE).glob("*.json")
-
-    def no_parsing() -> None:
-        raise AssertionError("the page was parsed again")
-
-    with monkeypatch.context() as m:
-        m.setattr(material_search, "Parser", no_parsing)
-        again = index_class(lang=["zh"])
-        again.add_entry_from_context(page)
-        assert again.entries == expected.entries
-    for changed in ({"content": page.content.replace("text", "more")}, {"toc": [AnchorLink("Other", "scaled", 1)]},
-                    {"meta": {"search": {"boost": 2}}}, {"url": "04/"}):
-        other = SimpleNamespace(**{**vars(page), **changed})
-        assert search.entries_key(first, other) != search.entries_key(first, page), changed
-
-    search.prune(tmp_path, dirty=False)  # a full build used it: kept
-    assert kept.exists()
-    index_class(lang=["zh"]).add_entry_from_context(SimpleNamespace(**{**vars(page), "url": "04/"}))
-    search.prune(tmp_path, dirty=True)  # serve --dirty rebuilt one page: nothing dropped
-    assert kept.exists()
-    index_class(lang=["zh"]).add_entry_from_context(SimpleNamespace(**{**vars(page), "url": "04/"}))
-    search.prune(tmp_path, dirty=False)  # a full build that did not use it: dropped
-    assert not kept.exists() and len(list((tmp_path / search.SEARCH_CACHE).glob("*.json"))) == 1
-
-
-def test_highlighted_blocks_are_kept_and_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A code block's HTML comes from Pygments the first time, from .cache/highlight/ the next (without
-    highlighting again), byte for byte; other code or other settings highlight anew; inline code is not kept."""
-    import markdown
-    import pymdownx.highlight
-    from pymdownx.highlight import Highlight
-
-    monkeypatch.setattr(Highlight, "highlight", Highlight.highlight)  # put back after the test
-    monkeypatch.setattr(highlight, "_CACHE", [])
-    monkeypatch.setattr(highlight, "_USED", set())
-    extensions = ["pymdownx.highlight", "pymdownx.superfences", "pymdownx.inlinehilite"]
-    text = '```python title="a.py" hl_lines="2"\nx = 1\ny = 2  # 注释\n```\n\nInline `#!python x = 1`.\n'
-
-    def render(source: str = text, **settings: Any) -> str:
-        return markdown.markdown(source, extensions=extensions, extension_configs={"pymdownx.highlight": settings})
-
-    expected = render()
-    assert 'class="hll"' in expected and "a.py" in expected
-    highlight.keep_highlighting(tmp_path)
-    highlight.keep_highlighting(tmp_path)  # each language's build calls it: wrapped once
-    assert Highlight.highlight.original is not Highlight.highlight and not hasattr(Highlight.highlight.original, "original")
-    assert render() == expected
-    [kept] = (tmp_path / highlight.HIGHLIGHT_CACHE).glob("*.html")  # the block; not the inline code
-
-    calls: list[str] = []
-    real = pymdownx.highlight.highlight
-    with monkeypatch.context() as m:  # (superfences would catch an exception raised here)
-        m.setattr(pymdownx.highlight, "highlight", lambda src, *args: calls.append(src) or real(src, *args))
-        assert render("```python title=\"a.py\" hl_lines=\"2\"\nx = 1\ny = 2  # 注释\n```\n") in expected
-        assert calls == [], "read back, not highlighted again"
-        render("```python\nx = 3\n```\n")  # other code
-        render(linenums=True)  # other settings
-        assert calls == ["x = 3", "x = 1\ny = 2  # 注释", "x = 1"], calls  # the last: the inline code, never kept
-    assert render(linenums=True) != expected and len(list(kept.parent.glob("*.html"))) == 3
-
-    highlight.prune(tmp_path, dirty=True)  # serve --dirty rebuilt some pages: nothing dropped
-    assert len(list(kept.parent.glob("*.html"))) == 3
-    render()
-    highlight.prune(tmp_path, dirty=False)  # a full build that used only the first: the others are dropped
-    assert [p.name for p in kept.parent.glob("*.html")] == [kept.name]
 
 
 A, B = "<style>.a { color: red }</style>", '<style type="text/css">.a { color: blue }</style>'

@@ -204,16 +204,19 @@ def test_an_unchanged_block_is_served_from_the_cache_and_a_changed_one_alone_is_
     assert len(executed) == 3 and "Another line." in recaptioned["fig-first"]
 
 
-def test_the_cache_key_covers_the_code_the_id_the_package_and_the_tools(book: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    inputs = figures.inputs_key(book)
-    assert figures.inputs_key(book) == inputs, "reproducible"
-    keys = {figures.cache_key("x = 1", "fig-first", inputs), figures.cache_key("x = 2", "fig-first", inputs)}
-    keys.add(figures.cache_key("x = 1", "fig-second", inputs))
+def test_the_cache_key_covers_the_code_the_id_the_modules_it_imports_and_the_tools(
+    book: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code = "import pkg\nx = 1"
+    inputs = figures.inputs_key(book, code)
+    assert figures.inputs_key(book, code) == inputs, "reproducible"
+    keys = {figures.cache_key(code, "fig-first", inputs), figures.cache_key("import pkg\nx = 2", "fig-first", inputs)}
+    keys.add(figures.cache_key(code, "fig-second", inputs))
     (book / "src" / "pkg" / "__init__.py").write_text("X = 2\n", encoding="utf-8")
-    keys.add(figures.cache_key("x = 1", "fig-first", figures.inputs_key(book)))
+    keys.add(figures.cache_key(code, "fig-first", figures.inputs_key(book, code)))
     real = hashing.importlib.metadata.version
     monkeypatch.setattr(hashing.importlib.metadata, "version", lambda n: "9.9" if n == "matplotlib" else real(n))
-    keys.add(figures.cache_key("x = 1", "fig-first", figures.inputs_key(book)))
+    keys.add(figures.cache_key(code, "fig-first", figures.inputs_key(book, code)))
     assert len(keys) == 5
     words = figures.cache_key("#| caption: One.\n#| alt: A.\nx = 1", "fig-first", inputs)
     assert words == figures.cache_key("#| caption: Two.\n#| alt: B.\nx = 1", "fig-first", inputs), "words draw nothing"
@@ -231,7 +234,7 @@ def test_the_cache_key_covers_every_file_a_figure_of_the_book_reads_and_no_other
     for page, figure in book_figures():
         read.update(files_read(figures.chain_code(page.read_text(encoding="utf-8"), figure.fence), ROOT))
     assert "models/charlm.en.pt" in read, sorted(read)
-    for pattern in figures.INPUTS[1:]:  # the first is the package's sources
+    for pattern in figures.INPUTS:
         assert any(Path(name).match(pattern) for name in read), f"INPUTS claims {pattern}, which no figure reads"
     shutil.copytree(ROOT / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__"))
     for name in sorted(read):
@@ -243,12 +246,94 @@ def test_the_cache_key_covers_every_file_a_figure_of_the_book_reads_and_no_other
         assert figures.inputs_key(tmp_path) != before, f"{name}: read by a figure, not in its cache key"
 
 
-def test_a_package_change_renders_the_figures_again(book: Path, executed: list[str]) -> None:
-    build(PAGE, book)
-    (book / "src" / "pkg" / "__init__.py").write_text("X = 2\n", encoding="utf-8")
-    figures.begin(book)  # the next build
-    build(PAGE, book)
-    assert executed == ["fig-first", "fig-second"] * 2
+def figure_importing(label: str, imports: str) -> str:
+    """A figure block whose code imports ``imports`` (a line of Python) before drawing."""
+    return figure_block(label).replace("import matplotlib.pyplot as plt\n", f"{imports}\nimport matplotlib.pyplot as plt\n")
+
+
+def test_editing_a_module_renders_exactly_the_figures_that_import_it(book: Path, executed: list[str]) -> None:
+    """A figure's key holds the modules of the package it imports, directly or through other modules (a relative
+    import, an import inside a function), and the package's ``__init__.py``, which every import of the
+    package runs: editing a module renders those figures again, and no other."""
+    pkg = book / "src" / "pkg"
+    modules = {
+        "a.py": "from . import b\n\nA = 1\n",
+        "b.py": "B = 1\n",
+        "c.py": "def later():\n    from pkg.d import D\n    return D\n",
+        "d.py": "D = 1\n",
+        "e.py": "E = 1\n",  # imported by no figure
+    }
+    for name, text in modules.items():
+        (pkg / name).write_text(text, encoding="utf-8")
+    page = "# 第 1 章\n\n" + "\n".join([
+        figure_importing("first", "import pkg.a"),
+        figure_importing("second", "from pkg.c import later"),
+        figure_importing("third", "import math"),
+    ]) + "\n"
+    build(page, book)
+    assert executed == ["fig-first", "fig-second", "fig-third"]
+
+    def edit(name: str) -> list[str]:
+        """Append a line to a module of the package; the figures the next build draws again."""
+        with (pkg / name).open("a", encoding="utf-8") as f:
+            f.write("# edited\n")
+        executed.clear()
+        figures.begin(book)  # the next build
+        build(page, book)
+        return list(executed)
+
+    assert edit("b.py") == ["fig-first"], "through a (a relative import)"
+    assert edit("d.py") == ["fig-second"], "through c (an import inside a function)"
+    assert edit("e.py") == [], "a module no figure imports"
+    assert edit("__init__.py") == ["fig-first", "fig-second"], "every import of pkg runs its __init__.py"
+    executed.clear()
+    figures.begin(book)
+    build(page, book)
+    assert executed == [], "a warm rebuild draws nothing"
+
+
+def test_the_modules_a_figure_or_lab_imports_are_found_as_python_imports_them(tmp_path: Path) -> None:
+    """modules_imported: ``import``, ``from``, relative imports inside the package, a parent's ``__init__.py``,
+    dotted names in strings and in a notebook's shell lines; modules outside ``src/`` are not the package's."""
+    from tools.site.hashing import modules_imported
+
+    pkg = tmp_path / "src" / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    files = {
+        "__init__.py": "from pkg.core import f\n",
+        "core.py": "from .util import g\n",
+        "util.py": "",
+        "cli.py": "",
+        "plot.py": "",
+        "sub/__init__.py": "",
+        "sub/deep.py": "from ..util import g\n",
+    }
+    for name, text in files.items():
+        (pkg / name).write_text(text, encoding="utf-8")
+    core = ["src/pkg/__init__.py", "src/pkg/core.py", "src/pkg/util.py"]
+    assert modules_imported("import math\nimport torch", tmp_path) == []
+    assert modules_imported("import pkg", tmp_path) == core
+    assert modules_imported("from pkg import plot", tmp_path) == sorted([*core, "src/pkg/plot.py"])
+    assert modules_imported("import pkg.sub.deep", tmp_path) == sorted([*core, "src/pkg/sub/__init__.py", "src/pkg/sub/deep.py"])
+    assert modules_imported("run(['python', '-m', 'pkg.cli'])", tmp_path) == sorted([*core, "src/pkg/cli.py"])
+    assert modules_imported("!python -m pkg.cli train\nx = 1", tmp_path) == sorted([*core, "src/pkg/cli.py"])
+    with pytest.raises(SyntaxError):
+        modules_imported("def (", tmp_path)
+
+
+def test_the_books_figures_import_the_plot_module_and_the_modules_they_name() -> None:
+    """On the real book: every figure draws with selfattn.plot (so its key holds plot.py and, through
+    selfattn/__init__.py, the modules it imports), and a figure's key holds the modules that selfattn/__init__.py
+    does not import (charlm, the Triton kernel) exactly when its code names them."""
+    from tools.site.hashing import modules_imported
+
+    chains = [figures.chain_code(page.read_text(encoding="utf-8"), figure.fence) for page, figure in book_figures()]
+    imported = [modules_imported(code, ROOT) for code in chains]
+    assert imported and all("src/selfattn/plot.py" in m for m in imported), "a figure without selfattn.plot"
+    for module in ("charlm", "triton_attention"):
+        named = [f"selfattn.{module}" in code or f"from selfattn import {module}" in code for code in chains]
+        keyed = [f"src/selfattn/{module}.py" in m for m in imported]
+        assert keyed == named and 0 < sum(keyed) < len(chains) / 4, module
 
 
 def test_the_svg_is_deterministic(book: Path) -> None:

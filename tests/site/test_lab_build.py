@@ -2,12 +2,13 @@
 
 The labs under ``docs/labs/`` are executed by mkdocs-jupyter at build time with
 ``allow_errors: false``; their output is cached in ``.cache/labs/<key>/`` (see
-``tools/site/hooks.py``). One scenario builds a small copy of the repository a few
+``tools/site/labs.py``). One scenario builds a small copy of the repository a few
 times: a book of one chapter (whose titled block makes ``src/selfattn/probe.py``) and
 two labs, with the real ``mkdocs.yml`` (plugins, hooks, extensions) but its own ``nav``.
 It proves that a fresh clone executes every lab, that editing prose executes none, that
-saving a lab executes that lab alone, that a change of ``src/`` executes them all again
-(the page shows the new output), and that a raising cell fails ``mkdocs build --strict``.
+saving a lab executes that lab alone, that a change of a module of ``src/`` executes again
+exactly the labs that import it (the page shows the new output), and that a raising cell fails
+``mkdocs build --strict``.
 """
 
 from __future__ import annotations
@@ -194,7 +195,11 @@ def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None
     # Each is executed once for both editions: the English build reuses the outputs of the same code.
     log = build()
     assert _executed(log) == ["Other", "Probe"]
-    assert _reused(log) == ["Other", "Probe (English)"]
+    # The English probe reuses the Chinese run's outputs. Other has no English file: the English page is built
+    # from the same other.py, so it is the Chinese page's cache entry (.cache/labs/<key>/zh/), read from disk.
+    assert _reused(log) == ["Probe (English)"]
+    assert f"Cache hit: {root / 'docs' / 'labs' / 'other.py'}" in log
+    assert "other lab, threads: 1" in (site / "en" / "labs" / "other" / "index.html").read_text(encoding="utf-8")
     # Both ran ahead, in parallel with the build, each kernel with one torch thread.
     assert _ahead(log) == ["Other", "Probe"], log[-3000:]
     assert "other lab, threads: 1" in (site / "labs" / "other" / "index.html").read_text(encoding="utf-8")
@@ -214,14 +219,16 @@ def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None
     assert _ahead(log) == ["Probe"]
     assert "probe VALUE: one" in probe_page.read_text(encoding="utf-8")
 
-    # A change of the package (a titled block, re-tangled into src/) executes the labs again: no stale output.
+    # A change of a module (a titled block, re-tangled into src/selfattn/probe.py) executes again the labs that
+    # import it, and no other: no stale output, and no needless run.
     _write_chapter(root, '"two"')
     # The English probe's code now differs from the Chinese one (it still prints "probe value"): it runs on its own.
     log = build()
-    assert _executed(log) == ["Other", "Probe", "Probe (English)"]
-    assert _ahead(log) == ["Other", "Probe", "Probe (English)"]
-    assert _reused(log) == ["Other"]
+    assert _executed(log) == ["Probe", "Probe (English)"]
+    assert _ahead(log) == ["Probe", "Probe (English)"]
+    assert _reused(log) == [], "the other lab imports nothing of the package: its page comes from the cache"
     assert "probe VALUE: two" in probe_page.read_text(encoding="utf-8")
+    assert "other lab, threads: 1" in (site / "labs" / "other" / "index.html").read_text(encoding="utf-8")
 
     # A cell that raises fails the strict build, names its error, and leaves no page (and no cache entry).
     lab.write_text(lab.read_text(encoding="utf-8") + f'\n\n# %%\nraise RuntimeError("{CANARY}")\n', encoding="utf-8")
@@ -235,26 +242,41 @@ def test_labs_run_again_exactly_when_their_inputs_change(tmp_path: Path) -> None
     assert sorted((root / ".cache" / "labs").glob("*/*/*.json")) == cached, "a failed run is not cached"
 
 
-def test_the_cache_key_covers_sources_data_and_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _notebook(*code: str) -> object:
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    return new_notebook(cells=[new_markdown_cell("# Lab"), *(new_code_cell(c) for c in code)])
+
+
+def test_a_labs_key_covers_the_modules_it_imports_the_data_and_the_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tools.site import hashing, labs
 
     module = tmp_path / "src" / "selfattn" / "m.py"
+    other = tmp_path / "src" / "selfattn" / "other.py"
+    (tmp_path / "src" / "selfattn").mkdir(parents=True)
+    (tmp_path / "src" / "selfattn" / "__init__.py").write_text("", encoding="utf-8")
     data = [tmp_path / name for name in ("benchmarks/results/cpu.json", "docs/labs/data/book.en.txt", "models/charlm.pt")]
-    for path in [module, *data]:
+    for path in [module, other, *data]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("X = 1\n", encoding="utf-8")
-    keys = [labs.lab_inputs_key(tmp_path)]
-    assert labs.lab_inputs_key(tmp_path) == keys[0], "the key is reproducible"
+    nb = _notebook("%matplotlib inline", "from selfattn.m import X\nprint(X)")
+    plain = _notebook("print(1)")
+    keys = [labs.lab_key(nb, tmp_path)]
+    assert labs.lab_key(nb, tmp_path) == keys[0], "the key is reproducible"
+    plain_key = labs.lab_key(plain, tmp_path)
     module.write_text("X = 2\n", encoding="utf-8")
-    keys.append(labs.lab_inputs_key(tmp_path))
+    keys.append(labs.lab_key(nb, tmp_path))
+    assert labs.lab_key(plain, tmp_path) == plain_key, "a lab that does not import the module keeps its key"
+    other.write_text("Y = 2\n", encoding="utf-8")
+    assert labs.lab_key(nb, tmp_path) == keys[-1], "nor does a module the lab does not import move it"
+    (tmp_path / "src" / "selfattn" / "__init__.py").write_text("Z = 1\n", encoding="utf-8")
+    keys.append(labs.lab_key(nb, tmp_path))  # every import of selfattn runs its __init__.py
     for path in data:  # the benchmark results, a corpus line appended, a retrained checkpoint
         path.write_text("X = 1\nmore\n", encoding="utf-8")
-        keys.append(labs.lab_inputs_key(tmp_path))
-    (tmp_path / "src" / "selfattn" / "new.py").write_text("", encoding="utf-8")
-    keys.append(labs.lab_inputs_key(tmp_path))
+        keys.append(labs.lab_key(nb, tmp_path))
     real = hashing.importlib.metadata.version
     monkeypatch.setattr(hashing.importlib.metadata, "version", lambda name: "9.9" if name == "torch" else real(name))
-    keys.append(labs.lab_inputs_key(tmp_path))
+    keys.append(labs.lab_key(nb, tmp_path))
     assert len(set(keys)) == len(keys), keys
 
 
@@ -270,13 +292,15 @@ def test_every_file_a_lab_reads_is_in_its_cache_key(tmp_path: Path) -> None:
     assert read["capstone.en.py"] == ["docs/labs/data/book.en.txt", "models/charlm.en.pt"], read
     assert read["benchmarks.py"] == ["benchmarks/results/cpu.json"], read
     shutil.copytree(ROOT / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in sorted({name for names in read.values() for name in names}):
+    readers = {name: [path for path in LABS if name in read[path.name]] for names in read.values() for name in names}
+    for name, paths in sorted(readers.items()):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, tmp_path / name)
-        before = labs.lab_inputs_key(tmp_path)
+        before = [labs.lab_key(labs.lab_notebook(path), tmp_path) for path in paths]
         with (tmp_path / name).open("ab") as f:
             f.write(b"\n")
-        assert labs.lab_inputs_key(tmp_path) != before, f"{name}: read by a lab, not in its cache key"
+        after = [labs.lab_key(labs.lab_notebook(path), tmp_path) for path in paths]
+        assert all(a != b for a, b in zip(after, before, strict=True)), f"{name}: read by a lab, not in its cache key"
 
 
 def test_code_key_ignores_comments_and_assert_messages_only() -> None:

@@ -4,6 +4,7 @@ its test in ``tests/book/`` holds the book to the limits.
 * ``tangle``        the tangler: the chapters' titled blocks become ``src/selfattn/``;
 * ``parity``        the two editions run the same code;
 * ``linkcheck``     every link of the built site resolves;
+* ``anchors``       every link between the pages, and to their anchors, resolves in the sources (no build);
 * ``reading_path``  what a reader reads of each chapter page: longest block, bytes left, ``tests/`` named;
 * ``english``       CJK characters where an English reader reads code, by kind;
 * ``terms``         one term per concept in the English prose: the variants found; the house rules

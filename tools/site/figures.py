@@ -39,13 +39,16 @@ For each page (:func:`place`, at ``on_page_markdown``):
   one's is dropped, with a message that names the figure (the browser test of the figures' text fails on
   text under 9 px at 390 px: tests/site/test_figure_text.py);
 * each SVG is cached in ``.cache/figures/`` under the hash of the chain's code, the figure's id, the variant,
-  the package sources (``src/**/*.py``), the data files figures read (:data:`INPUTS`: the model
-  checkpoints of chapter 10; every file a figure names is matched), the versions of
+  the modules of the package that the chain imports, directly or through them
+  (``tools/site/hashing.py``, ``modules_imported``: importing ``selfattn.plot`` runs
+  ``selfattn/__init__.py`` and what it imports), the data files figures read (:data:`INPUTS`: the
+  model checkpoints of chapter 10; every file a figure names is matched), the versions of
   Python, matplotlib, torch and numpy, and this file (:func:`cache_key`): a warm rebuild executes
-  nothing, and editing one figure block renders that figure alone, with any later figure whose
+  nothing, editing one figure block renders that figure alone, with any later figure whose
   ``cont`` chain runs through the edited code (its caption and alt text are not part of the key:
-  editing them renders nothing). A figure is never committed, and never
-  served from a cache entry that another code, package or tool made: it cannot go stale;
+  editing them renders nothing), and editing a module renders the figures that import it. A figure
+  is never committed, and never served from a cache entry that another code, module or tool made:
+  it cannot go stale;
 * the header lines are removed from the shown code, and the figure is shown right after the
   block, or after the admonition (or content tab) that holds the block, as
   ``<figure id="fig-weights-heatmap" class="sa-figure">`` with ``<figcaption>`` "图 3.2　…" / "Figure 3.2. …",
@@ -85,7 +88,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.site.hashing import inputs_hash, prune_unused
+from tools.site.hashing import inputs_hash, modules_imported, prune_unused
 from tools.book.tangle import Fence, book_pages, parse_fences
 
 log = logging.getLogger("mkdocs.hooks.figures")
@@ -110,7 +113,7 @@ FONT_LIST = ("'DejaVu Sans', 'WenQuanYi Micro Hei', 'Bitstream Vera Sans', 'Comp
 DEFAULT_FONT = re.compile(r"font-family: " + re.escape(FONT_LIST) + r";? ?")
 FONT_SIZE = re.compile(r"font-size:\s*(?P<size>[\d.]+)px")  # matplotlib's SVG: sizes in user units (pt)
 VIEW_BOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ (?P<width>[\d.]+) [\d.]+"')
-INPUTS = ("src/**/*.py", "models/*.pt", "models/*.json")  # what figures read besides their code (no figure reads benchmarks/)
+INPUTS = ("models/*.pt", "models/*.json")  # the data figures read besides the modules they import (not benchmarks/)
 TOOLS = ("matplotlib", "torch", "numpy")
 CAPTIONS = {
     "zh": '<span class="sa-figure-number">图 {number}</span>\u3000{caption}',
@@ -121,9 +124,10 @@ PLACEHOLDER = "sa-figure-placeholder:"
 PLACEHOLDER_HTML = re.compile(r"<p[^>]*>sa-figure-placeholder:(?P<id>fig-[\w-]+)(?:\s*\{:[^}]*\})?</p>")
 FIGURE_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<page>[^)\s#]*?)#(?P<id>fig-[\w-]+)\)")
 
-STATE = {"inputs": "", "serve": False, "executed_with": ""}  # this build's inputs key; under serve?; the key
-# of the package that the process last executed figures with
+STATE = {"inputs": "", "serve": False, "executed_with": "", "package": ""}  # this build's key of the data, tools
+# and this file; under serve?; the package's key that the process last executed figures with; the package's key now
 _USED: set[str] = set()  # the cache entries this build used (both languages); the rest is dropped
+DRAW_ONLY: set[str] = set()  # a page build (tools/site/page_build.py): the pages whose figures it draws; empty: all
 _PENDING: dict[str, dict[str, str]] = {}  # page source -> figure id -> its HTML, from Markdown to HTML
 
 
@@ -223,16 +227,27 @@ def chain_code(markdown: str, fence: Fence) -> str:
     return blocks[-1].code
 
 
-def inputs_key(root: Path) -> str:
-    """A hash of what every figure depends on besides its code: the package sources, the data figures read,
-    the tools, this file."""
-    return inputs_hash(root, TOOLS, INPUTS, extra=Path(__file__).read_bytes())
+def inputs_key(root: Path, code: str = "", digests: dict[object, bytes] | None = None) -> str:
+    """A hash of what a figure depends on besides its code: the modules of the package that ``code`` imports,
+    the data figures read, the tools, this file (``digests``: the files' hashes and the versions, kept for a build)."""
+    try:
+        modules = modules_imported(code, root)
+    except SyntaxError:  # the figure fails when it runs; keyed by every module, to be safe
+        modules = ["src/**/*.py"]
+    return inputs_hash(root, TOOLS, (*modules, *INPUTS), extra=Path(__file__).read_bytes(), digests=digests)
 
 
 def begin(root: Path, serving: bool = False) -> None:
-    """A build starts: hash the package sources and tools once for all its figures (``on_pre_build``)."""
-    STATE["inputs"] = inputs_key(root)
+    """A build starts (``on_pre_build``): forget the keys of the last one; note the package as it is now."""
+    _KEYS.clear()
+    _DIGESTS.clear()
+    STATE["inputs"] = "begun"
+    STATE["package"] = inputs_hash(root, (), ("src/**/*.py",))
     STATE["serve"] = serving
+
+
+_KEYS: dict[tuple[str, str], str] = {}  # (root, the chain's code) -> inputs_key, for this build
+_DIGESTS: dict[object, bytes] = {}  # each file's sha256 and each tool's version, for this build
 
 
 WORDS = re.compile(r"^[ \t]*#\|[ \t]*(?:caption|alt):.*$", re.M)  # header lines that draw nothing
@@ -240,7 +255,7 @@ WORDS = re.compile(r"^[ \t]*#\|[ \t]*(?:caption|alt):.*$", re.M)  # header lines
 
 def cache_key(code: str, figure_id: str, inputs: str, variant: str = "") -> str:
     """The name of a figure's SVG in ``.cache/figures/``: its code without the caption and alt lines
-    (comments that draw nothing), its id, the variant (``""`` or :data:`NARROW`), and the inputs of the build."""
+    (comments that draw nothing), its id, its inputs (:func:`inputs_key`) and the variant (``""`` or :data:`NARROW`)."""
     parts = [inputs, figure_id, WORDS.sub("", code)] + ([variant] if variant else [])
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
 
@@ -268,7 +283,7 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>", varia
     import matplotlib.figure
     import matplotlib.pyplot as plt
 
-    if STATE["serve"] and STATE["executed_with"] not in ("", STATE["inputs"]):
+    if STATE["serve"] and STATE["executed_with"] not in ("", STATE["package"]):
         # `mkdocs serve` keeps its process between rebuilds: import the package as tangled now. Its bytecode
         # goes too: Python trusts a .pyc whose source kept its size and its modification time in whole
         # seconds, as a one-character edit saved within a second does. (src/ is not watched: no rebuild loop.)
@@ -277,7 +292,7 @@ def execute(code: str, figure_id: str, root: Path, name: str = "<figure>", varia
         for pyc in (root / "src" / "selfattn" / "__pycache__").glob("*.pyc"):
             pyc.unlink(missing_ok=True)
         importlib.invalidate_caches()
-    STATE["executed_with"] = STATE["inputs"]
+    STATE["executed_with"] = STATE["package"]
     src = str(root / "src")
     added = src not in sys.path
     if added:
@@ -353,7 +368,9 @@ def render_variant(code: str, figure: Figure, root: Path, name: str, variant: st
     if not STATE["inputs"]:
         begin(root)
     prefix = f"{figure.id}_{variant}" if variant else figure.id
-    key = cache_key(code, figure.id, STATE["inputs"], variant)
+    if (str(root), code) not in _KEYS:
+        _KEYS[(str(root), code)] = inputs_key(root, code, _DIGESTS)
+    key = cache_key(code, figure.id, _KEYS[(str(root), code)], variant)
     cached = root / FIGURE_CACHE / f"{key}.svg"
     _USED.add(cached.name)
     if cached.exists():
@@ -459,8 +476,10 @@ def place(markdown: str, lang: str, root: Path, where: str) -> str:
     for figure in figures:
         name = f"{where}: figure {figure.label}"
         try:
-            svg = render(chain_code(markdown, figure.fence), figure, root, name)
-            pending[figure.id] = wrap(svg, figure, lang)
+            if DRAW_ONLY and where not in DRAW_ONLY:  # a neighbour of the page a page build checks: its anchor only
+                pending[figure.id] = f'<figure id="{figure.id}" class="sa-figure"><figcaption>{figure.number}</figcaption></figure>'
+            else:
+                pending[figure.id] = wrap(render(chain_code(markdown, figure.fence), figure, root, name), figure, lang)
         except FigureError as err:
             log.error("%s: %s", name, err)
             pending[figure.id] = failed(figure, f"{name}: {err}")

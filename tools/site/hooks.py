@@ -20,7 +20,6 @@ from mkdocs.plugins import event_priority
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # so that `tools` imports under `mkdocs`
 from tools.site import (
     figures,
-    highlight,
     labpages,
     labs,
     languages,
@@ -28,6 +27,7 @@ from tools.site import (
     notebooks,
     printpage,
     search,
+    stamp,
     switcher,
     tangling,
     templates,
@@ -64,11 +64,8 @@ def on_serve(server: Any, config: Any, builder: Any) -> Any:
 def on_config(config: Any) -> Any:
     lang = languages.configure(config)  # the theme speaks the language being built
     search.configure(config, lang)  # its search settings: jieba for Chinese, stop words for English
-    search.keep_entries(root_of(config))  # a page that did not change: its search entries from the last build
-    highlight.keep_highlighting(root_of(config))  # a code block that did not change: its HTML from the last build
     wheel.set_version(config)  # the package's version, for {{ selfattn_version }} and the footer
     printpage.configure(config, lang, mode.dirty())  # the print page's titles; off under serve --dirty
-    templates.keep_compiled_everywhere(config, root_of(config))  # the theme's templates compiled by earlier builds
     return config
 
 
@@ -76,16 +73,17 @@ def on_pre_build(config: Any) -> None:
     root = root_of(config)
     if not languages.nested():  # the English build runs inside the Chinese one, which has just tangled
         tangling.retangle(root)  # src/ from the chapters (only the files that changed)
+        if not mode.serving():
+            stamp.begin(root)  # what this build is built from, for its stamp in site/
     if not hasattr(config, "plugins"):  # tests/book/test_tangle.py calls this with a bare config
         return
     lang = languages.begin(config)  # this language's build starts (i18n nests the English one)
     search.remember(config, lang)  # keep its search settings, for its own index
     wheel.footer(config)  # the version in the footer
-    templates.keep_compiled_api(config)  # mkdocstrings' templates (the API page) compiled by earlier builds
-    labs.use_cache(config, root, lang)  # the labs' cache, keyed by src/, the data and the tools
+    labs.use_cache(config, root, lang)  # the labs' cache: each lab keyed by the modules it imports, the data, the tools
     labs.execute_each_lab_once()  # an English lab reuses the Chinese lab's outputs
     labs.execute_ahead(config, root)  # the labs this build will execute, both editions, two kernels at a time
-    figures.begin(root, mode.serving())  # the figures' cache key: src/, the data and the tools
+    figures.begin(root, mode.serving())  # the figures' cache keys: the modules each imports, the data, the tools
     figures.check(root, lang)  # the figures' numbers and the references to them (errors fail --strict)
 
 
@@ -98,6 +96,11 @@ def on_files(files: Any, config: Any) -> Any:
         labs.rebuild_pages_showing_src(files, root)  # src/ changed: rebuild the labs and the API page
         labs.keep_cache_when_dirty(config)  # a rebuild of one page does not empty the labs' cache
     return files
+
+
+@event_priority(100)  # before mkdocs-jupyter's, which looks the lab up in its cache
+def on_pre_page(page: Any, config: Any, files: Any) -> None:
+    labs.point_cache(page, config)  # the cache folder of this lab: its key
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, **kwargs: Any) -> str:
@@ -135,10 +138,9 @@ def on_post_build(config: Any) -> None:
     search.forget_duplicates(config)  # serve: the index material carries to the next rebuild, once each
     templates.write_static_pages(config)  # each language's 404.html and sitemap.xml
     printpage.finish(config)  # the print pages: links to figures, the labs' style sheets once
-    notebooks.prune(root, mode.dirty())  # drop the cached notebooks no page used
-    figures.prune(root, mode.dirty())  # drop the cached figures no page used
-    search.prune(root, mode.dirty())  # and the search entries
-    highlight.prune(root, mode.dirty())  # and the highlighted code blocks
+    labs.prune(root, mode.partial())  # drop the labs' cache folders no lab used (but the newest few)
+    figures.prune(root, mode.partial())  # drop the cached figures no page used
+    stamp.finish(config)  # site/.build-inputs.json: what the site was built from (tests/conftest.py reads it)
 
 
 def on_build_error(error: Exception) -> None:

@@ -1,13 +1,15 @@
 """The labs (``docs/labs/*.py``, jupytext scripts that mkdocs-jupyter executes into pages).
 
-* The cache. :func:`use_cache` points mkdocs-jupyter's cache at ``.cache/labs/<key>/<lang>/``
-  (outside ``docs/``, git-ignored), where ``<key>`` (:func:`lab_inputs_key`) hashes everything a
-  lab's output depends on besides its own text: the package sources ``src/**/*.py``, the data the labs
-  read (:data:`LAB_DATA`: the corpus, the model checkpoints, the benchmark results; every file a lab
-  names is matched, :func:`files_read_by_lab`), and the versions of Python, torch and the notebook
-  tools. mkdocs-jupyter keys each entry by the lab's text, so a lab is executed again only when it,
-  the package, the data or a tool changed; an edit of a chapter re-executes nothing. A fresh clone
-  (CI) has no cache and runs all.
+* The cache. :func:`use_cache` points mkdocs-jupyter's cache, for each lab's page, at
+  ``.cache/labs/<key>/<lang>/`` (outside ``docs/``, git-ignored), where ``<key>`` (:func:`lab_key`)
+  hashes everything the lab's output depends on besides its own text: the modules of the package
+  that its code imports, directly or through them (``tools/site/hashing.py``, :func:`modules_imported`;
+  importing ``selfattn.plot`` runs ``selfattn/__init__.py`` and what it imports), the data the labs read
+  (:data:`LAB_DATA`: the corpus, the model checkpoints, the benchmark results; every file a lab names is
+  matched, :func:`files_read_by_lab`), and the versions of Python, torch and the notebook tools.
+  mkdocs-jupyter keys each entry by the lab's text, so a lab is executed again only when it, a module
+  it imports, the data or a tool changed; an edit of a chapter that tangles to a module no lab imports
+  re-executes none. A fresh clone (CI) has no cache and runs all.
 * Once for both editions. A lab whose code cells match in both languages is executed once per
   build (:func:`execute_each_lab_once`).
 * Ahead, two at a time. mkdocs-jupyter executes the labs one after another, in page order, and
@@ -20,7 +22,8 @@
 * Their pages. mkdocs-static-i18n's ``on_files`` drops mkdocs-jupyter's wrappers: :func:`rewrap`
   makes the labs notebook pages again.
 * Under ``serve --dirty``, when the package or the data changed, :func:`rebuild_pages_showing_src`
-  also rebuilds the pages that show them (the labs, and pages with a mkdocstrings ``:::`` directive).
+  also rebuilds the pages that show them (the labs, and pages with a mkdocstrings ``:::`` directive);
+  a lab whose key did not change comes from the cache.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tools.site.hashing import inputs_hash
+from tools.site.hashing import inputs_hash, modules_imported
 from tools.site.languages import DEFAULT_LANGUAGE, root_prefix
 
 log = logging.getLogger("mkdocs.hooks.tangle")
@@ -42,18 +45,40 @@ LAB = re.compile(r"^labs/(?P<name>[^/]+)\.py$")  # docs/labs/scaling.py (jupytex
 LAB_CACHE = ".cache/labs"
 # Besides its own text (mkdocs-jupyter's key), what a lab's executed output depends on:
 LAB_DATA = ("docs/labs/data/*.txt", "models/*.pt", "benchmarks/results/*.json")  # the files the labs read
-LAB_INPUTS = ("src/**/*.py", *LAB_DATA)
+LAB_INPUTS = ("src/**/*.py", *LAB_DATA)  # what the pages that show the package depend on (serve --dirty)
 LAB_TOOLS = ("torch", "numpy", "matplotlib", "mkdocs-jupyter", "nbconvert", "nbclient", "jupytext", "ipykernel")
-KEPT_CACHES = 3  # the newest cache folders kept (switching branches back and forth stays cheap)
+KEPT_CACHES = 4  # the newest cache folders kept besides those a build used (switching branches stays cheap)
 AHEAD_WORKERS = 2  # lab kernels executing at once (one per core of the 2-core machine the budgets are measured on)
 LAB_THREADS = "1"  # OMP_NUM_THREADS of every lab kernel: torch's intra-op threads
 
-STATE = {"inputs": "", "key": ""}  # this build's inputs key; the key the last `serve --dirty` rebuild saw
+STATE = {"root": "", "key": ""}  # the book's root; the package key the last `serve --dirty` rebuild saw
+_FOLDERS: set[str] = set()  # the cache folders (keys) this build used
 
 
 def lab_inputs_key(root: Path) -> str:
-    """A hash of the package sources, the data the labs read and the tool versions the labs run with."""
+    """A hash of all the package sources, the data and the tool versions: when it changes, a rebuild under
+    ``serve --dirty`` rebuilds the pages that show the package (:func:`rebuild_pages_showing_src`)."""
     return inputs_hash(root, LAB_TOOLS, LAB_INPUTS)[:16]
+
+
+def lab_code(nb: Any) -> str:
+    """A lab's code cells, one after another (its magic and shell lines as written)."""
+    return "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code")
+
+
+def lab_key(nb: Any, root: Path) -> str:
+    """A hash of what a lab's output depends on besides its text: the package modules its code imports
+    (:func:`modules_imported`), the data the labs read and the versions of the tools it runs with."""
+    try:
+        modules = modules_imported(lab_code(nb), root)
+    except SyntaxError:  # the kernel reports it; keyed by every module, to be safe
+        modules = ["src/**/*.py"]
+    return inputs_hash(root, LAB_TOOLS, (*modules, *LAB_DATA))[:16]
+
+
+def lab_folder(path: Path, root: Path) -> Path:
+    """The cache folder of a lab's page: ``.cache/labs/<lab_key>/<lang>/``."""
+    return root / LAB_CACHE / lab_key(lab_notebook(path), root) / lang_of(path)
 
 
 def files_read_by_lab(path: Path, root: Path) -> list[str]:
@@ -79,22 +104,33 @@ def jupyter_plugin(config: Any) -> Any:
 
 
 def use_cache(config: Any, root: Path, lang: str) -> None:
-    """Point mkdocs-jupyter's ``cache_dir`` at ``.cache/labs/<key>/<lang>/``; drop all but the newest few keys.
+    """Note the book's root for :func:`point_cache` (``on_pre_build``, after tangling: the keys hash the new src/)."""
+    STATE["root"] = str(root)
 
-    One folder per language: mkdocs-jupyter evicts the entries a build did not use, and each
-    language's build uses only its own labs. Run after tangling: the key hashes the new src/."""
-    STATE["inputs"] = lab_inputs_key(root)
+
+def point_cache(page: Any, config: Any) -> None:
+    """Point mkdocs-jupyter's ``cache_dir`` at the folder of the lab about to be rendered (``on_pre_page``,
+    before mkdocs-jupyter's own, which reads it). mkdocs-jupyter keys the entry in it by the lab's text."""
     jupyter = jupyter_plugin(config)
-    if jupyter is None or not jupyter.config.get("cache"):
+    if jupyter is None or not jupyter.config.get("cache") or not LAB.match(page.file.src_uri):
         return
-    base = root / LAB_CACHE
-    folder = base / STATE["inputs"]
-    jupyter.config["cache_dir"] = str(folder / lang)
+    folder = lab_folder(Path(page.file.abs_src_path), Path(STATE["root"]))
     folder.mkdir(parents=True, exist_ok=True)
-    folder.touch()  # newest first when pruning
-    older = sorted((p for p in base.iterdir() if p.is_dir() and p != folder), key=lambda p: p.stat().st_mtime)
-    for stale in older[: max(0, len(older) - (KEPT_CACHES - 1))]:
-        shutil.rmtree(stale, ignore_errors=True)
+    jupyter.config["cache_dir"] = str(folder)
+    _FOLDERS.add(folder.parent.name)
+
+
+def prune(root: Path, dirty: bool) -> None:
+    """After a full build (not under ``serve --dirty``), drop the cache folders it did not use, all but the
+    newest :data:`KEPT_CACHES` (``on_post_build``)."""
+    base = root / LAB_CACHE
+    if not dirty and _FOLDERS and base.is_dir():
+        for folder in _FOLDERS:
+            (base / folder).touch()  # newest first
+        unused = sorted((p for p in base.iterdir() if p.is_dir() and p.name not in _FOLDERS), key=lambda p: p.stat().st_mtime)
+        for stale in unused[: max(0, len(unused) - KEPT_CACHES)]:
+            shutil.rmtree(stale, ignore_errors=True)
+    _FOLDERS.clear()
 
 
 def code_key(nb: Any) -> str:
@@ -171,7 +207,7 @@ def labs_to_execute(jupyter: Any, root: Path) -> list[Path]:
     for path in sorted((root / "docs/labs").glob("*.py"), key=order):
         if any(PurePath(path).match(pattern) for pattern in jupyter.config.get("execute_ignore") or []):
             continue
-        folder = root / LAB_CACHE / STATE["inputs"] / lang_of(path)
+        folder = lab_folder(path, root)
         cached = jupyter.config.get("cache") and _get_cache_path(folder, _compute_cache_key(path, jupyter.config, True)).exists()
         if not cached:
             todo.append(path)
@@ -190,7 +226,7 @@ def execute_ahead(config: Any, root: Path) -> None:
     os.environ["OMP_NUM_THREADS"] = LAB_THREADS  # every lab kernel started from now on, ahead or in place
     for path in labs_to_execute(jupyter, root):
         nb = lab_notebook(path)
-        key = f"{STATE['inputs']}:{code_key(nb)}"
+        key = f"{lab_key(nb, root)}:{code_key(nb)}"
         if key in _EXECUTED or key in _AHEAD:
             continue
         if not _POOL:
@@ -211,8 +247,8 @@ def execute_each_lab_once() -> None:
     apart from comments and assert messages (``tests/book/test_parity.py``), so its outputs are the same.
 
     mkdocs-jupyter executes each lab page through nbconvert's ``ExecutePreprocessor``; wrapped here,
-    it reuses the outputs of a lab already executed in this process with the same package, data and
-    code (``code_key``), and executes anything else as before."""
+    it reuses the outputs of a lab already executed in this process with the same modules, data and
+    code (``lab_key``, ``code_key``), and executes anything else as before."""
     import copy
 
     from nbconvert.preprocessors import ExecutePreprocessor
@@ -222,7 +258,7 @@ def execute_each_lab_once() -> None:
         return
 
     def preprocess(self: Any, nb: Any, resources: Any = None, km: Any = None) -> Any:
-        key = f"{STATE['inputs']}:{code_key(nb)}"
+        key = f"{lab_key(nb, Path(STATE['root']))}:{code_key(nb)}"
         cells = [c for c in nb.cells if c.cell_type == "code"]
         title = next((c.source.splitlines()[0].lstrip("# ") for c in nb.cells if c.cell_type == "markdown" and c.source), "?")
         if key not in _EXECUTED and key in _AHEAD:
@@ -243,8 +279,8 @@ def execute_each_lab_once() -> None:
             return nb, resources
         nb, resources = original(self, nb, resources, km)
         log.info("labs: executed %r", title)
-        for stale in [k for k in _EXECUTED if not k.startswith(f"{STATE['inputs']}:")]:
-            del _EXECUTED[stale]
+        for stale in [k for k in _EXECUTED if k.endswith(key.partition(":")[2]) and k != key]:
+            del _EXECUTED[stale]  # the same code run with other modules: out of date
         _EXECUTED[key] = _outputs(nb)
         return nb, resources
 
@@ -290,6 +326,8 @@ def keep_cache_when_dirty(config: Any) -> None:
     if jupyter is None or not jupyter.config.get("cache") or not isinstance(used, set):
         return
     used.update(Path(jupyter.config["cache_dir"]).glob("*.json"))
+    if STATE["root"]:
+        used.update((Path(STATE["root"]) / LAB_CACHE).glob("*/*/*.json"))  # every lab's folder
 
 
 def rebuild_pages_showing_src(files: Any, root: Path) -> None:

@@ -2,10 +2,9 @@
 
 :func:`write` puts, after each language's build, one notebook per chapter into the built site
 (``site/[en/]notebooks/NN-name.ipynb``): never into ``docs/``, so ``mkdocs serve`` does not reload
-in a loop. Each is kept under the hash of its inputs in ``.cache/notebooks/``; :func:`prune` drops
-the ones a full build did not use. Under ``serve --dirty`` only the notebooks of saved chapters are
-rewritten. Every notebook opens with the setup cell of ``tools/release/package.py``, pinned to the
-package's version. The labs (jupytext scripts) become ``site/[en/]labs/NAME/NAME.ipynb``; a lab that
+in a loop. Under ``serve --dirty`` only the notebooks of saved chapters are rewritten, and a build of a
+few pages (``tools/site/page_build.py``) writes theirs. Every notebook opens with the setup cell of
+``tools/release/package.py``, pinned to the package's version. The labs (jupytext scripts) become ``site/[en/]labs/NAME/NAME.ipynb``; a lab that
 reads files of the repository (the corpus, a checkpoint, the benchmark results) carries them in a
 second cell (:func:`data_cell`), so that its notebook, like a chapter's, runs in an empty folder
 with only the package. Every cell's id is derived from its content (:func:`stable_ids`): the same
@@ -26,13 +25,12 @@ from tools.site import figures
 from tools.site.labs import LAB, files_read_by_lab
 from tools.site.languages import DEFAULT_LANGUAGE, root_prefix, source_of
 from tools.release.package import setup_cell
-from tools.book.tangle import TEST_DIRECTIVE, book_pages, directives_above, load_config, nav_entries, parse_fences
+from tools.book.tangle import TEST_DIRECTIVE, book_pages, directives_above, nav_entries, parse_fences
 
 log = logging.getLogger("mkdocs.hooks.tangle")
 
 CHAPTER = re.compile(r"^\d\d-[^/]*\.md$")  # docs/05-implementation.md, not docs/index.md or labs
 NOTEBOOK_DIR = "notebooks"
-NOTEBOOK_CACHE = ".cache/notebooks"
 NOTEBOOK_INTROS = {
     "zh": (
         "> 本笔记本由本书的 `{page}` 自动生成：代码单元就是这一章的 Python 代码块，请按顺序运行。"
@@ -79,7 +77,6 @@ LABELS = {
     "zh": {"chapter": "下载本章 Jupyter 笔记本", "lab": "下载这个实验的 Jupyter 笔记本"},
     "en": {"chapter": "Download this chapter as a Jupyter notebook", "lab": "Download this lab as a Jupyter notebook"},
 }
-_NOTEBOOKS_USED: set[str] = set()  # the cached notebooks this build used (both languages); the rest is dropped
 
 
 def chapter_pages(root: Path) -> list[str]:
@@ -235,30 +232,21 @@ def write(config: Any, lang: str, dirty: bool) -> None:
     out = site / NOTEBOOK_DIR
     out.mkdir(parents=True, exist_ok=True)
     version = config.extra["selfattn_version"]
-    pages = chapter_pages(root)
+    entries = nav_entries({"nav": config.nav})  # the pages this build builds (tools/site/page_build.py: a few)
+    pages = [p for p in chapter_pages(root) if p in entries]
 
     def fresh(source: Path, target: Path) -> bool:  # only under `serve --dirty` does site/ survive a rebuild
         return dirty and target.exists() and target.stat().st_mtime_ns > source.stat().st_mtime_ns
 
-    cache = root / NOTEBOOK_CACHE
-    cache.mkdir(parents=True, exist_ok=True)
-    used = set()
     for page in pages:
         source = docs / source_of(page, lang, docs)
         target = out / notebook_name(page)
         if fresh(source, target):
             continue
         text = figures.resolve(source.read_text(encoding="utf-8"), figures.numbering(root, lang), lang)  # {fig:LABEL}
-        # The notebook is a function of these (the setup cell included) and of this file's code: keep it under their hash (.cache/notebooks/).
-        inputs = [text, page, lang, config.site_url or "", version, setup_cell(version, lang), Path(__file__).read_text(encoding="utf-8")]
-        cached = cache / (hashlib.sha256("\0".join(inputs).encode()).hexdigest()[:20] + ".ipynb")
-        used.add(cached.name)
-        if not cached.exists():
-            nb = chapter_notebook(text, f"docs/{source_of(page, lang, docs)}", config.site_url or "", version, lang)
-            jupytext.write(nb, cached, fmt="ipynb")
-        shutil.copyfile(cached, target)
-    _NOTEBOOKS_USED.update(used)
-    labs = [entry for entry in nav_entries(load_config(root)) if LAB.match(entry)]
+        nb = chapter_notebook(text, f"docs/{source_of(page, lang, docs)}", config.site_url or "", version, lang)
+        jupytext.write(nb, target, fmt="ipynb")
+    labs = [entry for entry in entries if LAB.match(entry)]
     for lab in labs:  # the labs are jupytext percent scripts: convert each to .ipynb beside its page
         source = docs / source_of(lab, lang, docs)
         target = site / lab_notebook(lab)
@@ -272,13 +260,3 @@ def write(config: Any, lang: str, dirty: bool) -> None:
             if copied.name != Path(lab).name:
                 copied.unlink(missing_ok=True)
     log.info("notebooks (%s): wrote %d chapter notebooks to %s and %d lab notebooks", lang, len(pages), out, len(labs))
-
-
-def prune(root: Path, dirty: bool) -> None:
-    """After a full build (not under ``serve --dirty``), drop the cached notebooks it did not use."""
-    if not dirty:
-        cache = root / NOTEBOOK_CACHE
-        for stale in cache.glob("*.ipynb"):
-            if stale.name not in _NOTEBOOKS_USED:
-                stale.unlink()
-    _NOTEBOOKS_USED.clear()
