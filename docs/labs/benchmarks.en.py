@@ -3,10 +3,11 @@
 #
 # This lab runs when the site is built, but it does not run the benchmarks. It reads the
 # committed `benchmarks/results/cpu.json`, measured on one machine by `make bench`, and
-# plots it. The numbers are only indicative. They come from a 2-core CPU machine shared
-# with other jobs, where two measurements of the same configuration can differ by more
-# than a factor of two. What can be compared is the ratio of each path to SDPA within one
-# run. The [benchmarks page](../reference/benchmarks.md) has the details.
+# plots it. The numbers are indicative, not exact, because they come from a 2-core CPU
+# machine shared with other jobs, where two measurements of the same configuration can
+# differ by more than a factor of two. What can be compared is the ratio of each path to
+# SDPA within one run, as the [benchmarks page](../reference/benchmarks.md) explains in
+# detail.
 
 # %%
 import json
@@ -42,12 +43,12 @@ from selfattn import plot  # the book's figures: plot.figure, plot.show (3.7 app
 # %% [markdown]
 # ## Time against $n$ (log-log)
 #
-# The setup is B = 1, h = 8, d_head = 64, float32. The dashed line is a reference of
-# slope 2 ($\propto n^2$). All three paths do $O(n^2 d)$ arithmetic, so for long
-# sequences they follow this slope and differ only by a constant. The error bars run from
-# the minimum to the maximum over the rounds. Where a curve is not smooth, other load on
-# the machine disturbed the measurement. This is why only ratios within a round are
-# compared.
+# The setup is $B = 1$, $h = 8$, $d_\text{head} = 64$ and float32. The dashed line is a
+# reference of slope 2 ($\propto n^2$): all three paths do $O(n^2 d)$ arithmetic, so for
+# long sequences they follow this slope and differ by a constant factor. The error bars
+# run from the minimum to the maximum over the rounds. Where a curve is not smooth,
+# other load on the machine disturbed the measurement, which is why only ratios within a
+# round are compared.
 
 # %%
 labels = {
@@ -104,11 +105,11 @@ for mode, path in {key[:2] for key in t}:
 # %% [markdown]
 # ## Peak extra memory against $n$
 #
-# Each point is measured in a fresh subprocess by `benchmarks/memory.py`. It resets the
-# peak RSS that the kernel records, runs once, and reads `VmHWM`. The explicit
+# Each point is measured in a fresh subprocess by `benchmarks/memory.py`, which resets
+# the peak RSS that the kernel records, runs once, and reads `VmHWM`. The explicit
 # implementation grows as $n^2$, and so does autograd applied directly to the loop
-# (keys_only, in training). SDPA and the chunked implementation grow at most as $n$. Very
-# small readings of a few MiB are close to the resolution of the measurement.
+# (`keys_only`, in training), while SDPA and the chunked implementation grow at most as
+# $n$. Very small readings of a few MiB are close to the resolution of the measurement.
 
 # %%
 mem_labels = {**labels, "keys_only": "keys-only loop (autograd)"}
@@ -153,8 +154,8 @@ assert all(grows[m, p, n1] < 2.2 for m in modes for p in ("sdpa", "chunked")), g
 # %% [markdown]
 # ## Table of ratios
 #
-# Each row gives the median, the minimum and the maximum of a ratio, the path's time over
-# SDPA's time. The ratios are measured in alternating rounds within one run.
+# Each row gives the median, the minimum and the maximum of a ratio, the path's time
+# over SDPA's time, measured in alternating rounds within one run.
 
 # %%
 case = f"{'case':10s} {'mode':8s} {'n':>5s}"

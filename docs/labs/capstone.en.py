@@ -13,7 +13,7 @@
 # %% [markdown]
 # # Capstone Lab (Chapter 10)
 #
-# This notebook is executed when the site is built, and its numbers and plots are produced then. It is the full version of [chapter 10](../../10-capstone/), in five steps.
+# This notebook runs when the site is built, which produces its numbers and plots. It is the full version of [chapter 10](../../10-capstone/), in five steps:
 #
 # 1. Train a character-level language model on the book's own text, and plot the training and validation losses.
 # 2. Generate text with the trained model.
@@ -22,9 +22,9 @@
 # 5. Experiment 2 trains with a causal mask that peeks at the next character, over several random seeds.
 #
 # Download the [Jupyter notebook](capstone.ipynb), or the [source file](capstone.py) in jupytext percent format, which also runs as a plain Python script.
-# The whole notebook takes a few minutes on a 2-core CPU, and the last cell prints the actual time. All losses are in nats per character.
+# The whole notebook takes a few minutes on a 2-core CPU, and the last cell prints the actual time; all losses are in nats per character.
 # The corpus is the text of the English edition (`docs/labs/data/book.en.txt`), so the prompts and the generated samples are English.
-# **The trained numbers and the generated text vary by machine**, because the CPU and the number of threads change the order of floating-point additions. The assertions below check only conclusions that hold across seeds.
+# **The trained numbers and the generated text vary by machine**, because the CPU and the number of threads change the order of floating-point additions. The assertions below therefore test only conclusions that hold across seeds.
 
 # %%
 # %matplotlib inline
@@ -64,7 +64,7 @@ from selfattn import plot  # the book's figures: plot.figure, plot.show (3.7 app
 # %% [markdown]
 # ## 1. Training and validation loss
 #
-# The model has 4 heads, 2 layers, $d_\text{model} = 64$ and a context of 64 characters. It trains for 400 steps of 16 windows each.
+# The model has 4 heads, 2 layers, $d_\text{model} = 64$ and a context of 64 characters, and it trains for 400 steps of 16 windows each.
 # Every 50 steps the loss is measured on the whole validation split, the text on which the baselines drawn beside it are computed. The training loss is plotted as a 20-step moving average.
 
 # %%
@@ -116,13 +116,13 @@ print(f"training loss, mean of the last 20 steps: {train_end:.3f}")
 assert train_end < final_val, "the training loss is below the validation loss"
 
 # %% [markdown]
-# The validation loss is more than half a nat below the unigram baseline, the dashed line, as asserted above. So the model has learned more than the character frequencies. Whether 400 steps also beat the bigram baseline, the red line, depends on the edition. The committed model below must beat it.
-# The training loss is below the validation loss partly because of overfitting. The rest comes from the validation split, which is the end of the book (the end of chapter 8 and chapter 9). Its style differs somewhat from the earlier chapters.
+# The validation loss is more than half a nat below the unigram baseline, the dashed line, so the model has learned more than the character frequencies. Whether 400 steps also beat the bigram baseline, the red line, depends on the edition, but the committed model below must beat it.
+# The training loss is below the validation loss partly because of overfitting. The rest comes from the validation split, the end of the book (the end of chapter 8 and chapter 9), whose style differs somewhat from the earlier chapters.
 
 # %% [markdown]
 # ## 2. Generated text
 #
-# The temperature is 0.8, and sampling is restricted to the 20 most likely characters. These texts vary by machine.
+# The temperature is 0.8, and sampling is restricted to the 20 most likely characters; these texts vary by machine.
 
 # %%
 g = torch.Generator().manual_seed(0)
@@ -135,8 +135,8 @@ for prompt in ("def ", "Attention", "The "):
 # %% [markdown]
 # ### The committed model (`make model`)
 #
-# The model above trained for 400 steps only. `make model` trains a larger one with the same code (3 layers, $d_\text{model} = 96$), and its checkpoint is committed with the repository. Here we load it, compare it with the baselines on the whole validation split, and generate some text.
-# How much of the English model's text is English? `make model` draws three samples of 2,000 characters, with seeds 0, 1 and 2, temperature 0.7 and top-k 10. It splits them on whitespace, strips the punctuation around each word, and looks the words up in an English dictionary (Debian's `wamerican`), ignoring case. It records the shares in the checkpoint, and this cell prints them. `words` counts the words made of letters only, `long` those of 5 letters or more, and `tokens` every token, numbers and code included. The corpus's own shares are printed beside them.
+# The model above trained for just 400 steps, while `make model` trains a larger one with the same code (3 layers, $d_\text{model} = 96$), whose checkpoint is committed with the repository. Here we load it, compare it with the baselines on the whole validation split, and generate some text.
+# How much of the English model's text is English? `make model` draws three samples of 2,000 characters, with seeds 0, 1 and 2, temperature 0.7 and top-k 10. It splits them on whitespace, strips the punctuation around each word, and looks the words up in an English dictionary (Debian's `wamerican`), ignoring case, and records the shares in the checkpoint, which this cell prints with the corpus's own shares beside them. `words` counts the words made of letters only, `long` those of 5 letters or more, and `tokens` every token, numbers and code included.
 
 # %%
 big, big_vocab = load(root / "models/charlm.en.pt")
@@ -224,17 +224,17 @@ assert torch.allclose(rows.sum(-1), torch.ones(()), atol=1e-5)
 assert (rows.triu(diagonal=1) == 0).all(), "causal: no weight on the future"
 
 # %% [markdown]
-# The upper triangle of every panel is 0 because of the causal mask, as asserted above. After training, the heads divide the work. Some look almost only at the character itself or the one before it, which shows as a bright diagonal or subdiagonal.
+# The upper triangle of every panel is 0 because of the causal mask. After training, the heads divide the work: some look almost exclusively at the character itself or the one before it, which shows as a bright diagonal or subdiagonal.
 # Others spread their weight over earlier characters, such as brackets, commas and `=`. Which head does what varies by machine.
 
 # %% [markdown]
 # ## 4. Experiment 1: no scaling, dividing by $\sqrt{d_k}$, dividing by $d_k$
 #
-# Chapter 4 showed on random vectors that without scaling, the variance of the scores grows with $d_k$ and the softmax saturates. Dividing by $d_k$ makes the weights nearly uniform.
-# What happens in real training? We use a single-head, 1-layer model with $d_\text{head} = d_\text{model} = 64$. The wider the head, the better the chance that a difference shows (see section 4.5). We multiply the scores by $1$, $1/\sqrt{d_k}$ or $1/d_k$, and train each variant with 3 random seeds for 150 steps. The context is 32 and each step has 16 windows. The learning rate follows one cosine schedule from 3e-3 down to 3e-4, which the measurements along the way do not restart.
+# Chapter 4 showed on random vectors that without scaling, the variance of the scores grows with $d_k$ and the softmax saturates, while dividing by $d_k$ makes the weights nearly uniform.
+# What happens in real training? We use a single-head, 1-layer model with $d_\text{head} = d_\text{model} = 64$, since the wider the head, the better the chance that a difference shows (see section 4.5). We multiply the scores by $1$, $1/\sqrt{d_k}$ or $1/d_k$, and train each variant with 3 random seeds for 150 steps. The context is 32, each step has 16 windows, and the learning rate follows one cosine schedule from $3 \times 10^{-3}$ down to $3 \times 10^{-4}$, which the measurements along the way do not restart.
 # We measure the validation loss and the mean entropy of the attention weights in nats, averaged over all query rows. The loss is measured on the first 255 windows of the validation split, and the unigram and bigram baselines printed below are computed on that same text.
 #
-# 150 steps is early training. The experiment compares the scalings at the start of training, not the quality they reach in the end.
+# 150 steps is early training, so the experiment compares the scalings at the start of training, not the quality they reach in the end.
 #
 # For reference, under causal attention row $i$ (counting from 0) has $i+1$ keys it may attend to, and uniform weights have entropy $\ln(i+1)$. The mean over 32 rows is the `uniform` printed below.
 
@@ -382,7 +382,7 @@ plot.show(
 )
 
 # %% [markdown]
-# The assertions below check every conclusion stated in the text. "On every seed" means that the maximum of one group is below the minimum of the other. "Within the spread of the seeds" means that the two ranges overlap.
+# In the conclusions below, "on every seed" means that the maximum of one group is below the minimum of the other, and "within the spread of the seeds" means that the two ranges overlap.
 
 
 # %%
@@ -418,19 +418,19 @@ assert all(abs(e - UNIFORM) < 0.01 for e in first("1/d_k", "entropy"))
 assert all(e < UNIFORM - 0.2 for e in final("1/d_k", "entropy"))
 
 # %% [markdown]
-# Each statement below is asserted above.
+# Three conclusions follow from the numbers above:
 #
-# - **Attention entropy.** The three scalings do not overlap on any seed. Unscaled weights are the sharpest. Divided by $d_k$, the weights start uniform, within 0.01 nat of the dotted line, as chapter 4 found on random vectors. After training they are the flattest of the three, but no longer uniform. At initialization the ordering holds by construction, since the weights are the same and the scores differ by a positive factor. After training it is a measurement.
-# - **Validation loss.** No scaling is worse than $1/\sqrt{d_k}$ on every seed. Dividing by $d_k$ is worse on average too, but the difference is within the spread of the seeds, whose ranges overlap.
-# - **Against the baselines.** After 150 steps every scaling, on every seed, is below the unigram, so the models use context. All of them are still above the bigram, which means that a table of which character follows which still predicts better. This is a comparison early in training: the wrong scaling makes a slower start, and whether it would catch up later was not tested here.
+# - **Attention entropy:** the three scalings do not overlap on any seed, and unscaled weights are the sharpest. Divided by $d_k$, the weights start uniform, within 0.01 nat of the dotted line, as chapter 4 found on random vectors; after training they are the flattest of the three, but no longer uniform. At initialization the ordering holds by construction, since the weights are the same and the scores differ by a positive factor, while after training it is a measurement.
+# - **Validation loss:** no scaling is worse than $1/\sqrt{d_k}$ on every seed. Dividing by $d_k$ is worse on average too, but the difference is within the spread of the seeds, whose ranges overlap.
+# - **Against the baselines:** after 150 steps, every scaling, on every seed, is below the unigram, so the models use context. All of them are still above the bigram, which means that a table of which character follows which still predicts better. This is a comparison early in training: the wrong scaling makes a slower start, and whether it would catch up later was not tested here.
 
 # %% [markdown]
 # ## 5. Experiment 2: a causal mask that peeks
 #
 # Get the causal mask wrong by one, `tril(diagonal=1)`, and position $i$ can see $i+1$, the very character it is supposed to predict.
-# We train the same small model (one head, $1/\sqrt{d_k}$) with 3 seeds, for 150 steps each. The honest baseline is the three $1/\sqrt{d_k}$ runs of experiment 1, with the same initial weights, the same batches and the same schedule. Only the mask differs.
+# We train the same small model (one head, $1/\sqrt{d_k}$) with 3 seeds, for 150 steps each. The honest baseline is the three $1/\sqrt{d_k}$ runs of experiment 1, with the same initial weights, the same batches and the same schedule, so that only the mask differs.
 # We measure the training loss (the mean of the last 10 steps), the validation loss with the wrong mask and with the correct mask, and the generated text.
-# At generation time there is no next character to peek at, since `generate` uses the correct causal mask. How do we score a text? We count two things. One is the share of the most common character among 300 generated characters. The book's most common character, the space, has about the share printed as `book` below. The other is the number of distinct characters.
+# At generation time there is no next character to peek at, since `generate` uses the correct causal mask. How do we score a text? We count two things: the share of the most common character among 300 generated characters, and the number of distinct characters. The book's most common character, the space, has about the share printed as `book` below.
 
 # %%
 LEAKY = torch.ones(32, 32, dtype=torch.bool).tril(diagonal=1)
@@ -537,11 +537,11 @@ for name, mdl in (("leaky", m), ("honest", trained["1/sqrt(d_k)", SEEDS[-1]])):
     print(f"{name} model, sample (machine-dependent): {vocab.decode(out[0])!r}")
 
 # %% [markdown]
-# The next cell asserts the following, and all 3 seeds satisfy it.
+# All 3 seeds show the following, which the next cell asserts:
 #
-# - The peeking model's training loss is far below the honest model's, but not 0. Position 31, the last of the window, cannot see its target, the character after the window. Its loss stays more than 2 nats above that of positions 0–30 and puts a floor under the mean.
-# - With the correct mask back, its validation loss is higher than the honest model's. It is even worse than the unigram baseline on the same text.
-# - Its generated text has degenerated. The share of its most common character is higher than the honest model's. It is also more than twice the share of the book's most common character.
+# - The peeking model's training loss is far below the honest model's, but not 0: position 31, the last of the window, cannot see its target, the character after the window, so its loss stays more than 2 nats above that of positions 0–30 and puts a floor under the mean.
+# - With the correct mask back, its validation loss is higher than the honest model's and even worse than the unigram baseline on the same text.
+# - Its generated text has degenerated: the share of its most common character is higher than the honest model's, and more than twice the share of the book's most common character.
 
 # %%
 assert max(x["train"] for x in leak) < min(x["train"] for x in honest) - 1.0

@@ -1,12 +1,12 @@
 # %% [markdown]
 # # Cost Lab (Chapter 8): Multiple Heads and $O(n^2)$
 #
-# This notebook is rerun on every build of the site, and its figures are drawn then (see [chapter 8](../../08-multihead/)). It runs two experiments.
+# This notebook is rerun on every build of the site, which draws its figures (see [chapter 8](../../08-multihead/)), and it runs two experiments:
 #
-# 1. **What multiple heads are for.** On the task of section 8.1, train a single-head and a two-head `MultiHeadSelfAttention` with exactly the same number of parameters. Compare their errors, and plot the attention maps that each head learns.
-# 2. **The cost of $O(n^2)$.** Measure how the forward time and the peak memory of the explicit implementation grow with the sequence length $n$. This is the implementation that returns the weights. Compare its time with SDPA's fast path.
+# 1. **What multiple heads are for:** on the task of section 8.1, train a single-head and a two-head `MultiHeadSelfAttention` with exactly the same number of parameters, compare their errors, and plot the attention maps that each head learns.
+# 2. **The cost of $O(n^2)$:** measure how the forward time and the peak memory of the explicit implementation, the one that returns the weights, grow with the sequence length $n$, and compare its time with SDPA's fast path.
 #
-# Only one CPU thread is used, so that other jobs on a build machine disturb the timings less. The exact milliseconds depend on the machine, so do not treat them as a benchmark. What matters is the trend as $n$ grows.
+# The notebook uses a single CPU thread, so that other jobs on a build machine disturb the timings less. The exact milliseconds depend on the machine, so do not treat them as a benchmark: what matters is the trend as $n$ grows.
 
 # %%
 # %matplotlib inline
@@ -32,7 +32,7 @@ from selfattn import plot  # the book's figures: plot.figure, plot.show (3.7 app
 # %% [markdown]
 # ## 1. What multiple heads are for
 #
-# The task is the one of section 8.1. Each token's features are a one-hot position ($n = 8$), a one-hot category (2 categories) and a numeric content $p_j$. A zero pads them to $d_\text{model} = 12$. There are two target channels. The first is the content of the previous token, $p_{i-1}$, taken cyclically. The second is the mean content of the tokens of the same category. The model's output is read from its first two channels and trained with the mean squared error. The single-head and two-head models have exactly the same number of parameters, $4d^2 + 4d$. They differ only in the number of attention distributions.
+# The task is the one of section 8.1. Each token's features are a one-hot position ($n = 8$), a one-hot category (2 categories) and a numeric content $p_j$, padded with a zero to $d_\text{model} = 12$. There are two target channels: the content of the previous token, $p_{i-1}$, taken cyclically, and the mean content of the tokens of the same category. The model's output is read from its first two channels and trained with the mean squared error. The single-head and two-head models have exactly the same number of parameters, $4d^2 + 4d$, and differ only in the number of attention distributions.
 
 # %%
 N_TOK, N_CAT, D_MODEL = 8, 2, 12
@@ -100,9 +100,9 @@ assert err1[0] < 0.02, "the single head learns channel 0"
 assert err1[1] > 10 * err2.max(), f"the single-head model fails on channel 1: {err1}"
 
 # %% [markdown]
-# The single-head model fails to learn at least one channel, here the same-category mean. It spends its only attention distribution on the previous token. Both facts are checked. The two-head model gets both channels close to 0.
+# The single-head model fails to learn at least one channel, here the same-category mean, because it spends its only attention distribution on the previous token. The two-head model learns both channels, with errors close to 0.
 #
-# In the figure below, the top-left panel shows the training curves. The other three show the attention maps on one test sequence, for the single head and for each of the two heads. In the two-head model, one head becomes a diagonal shifted by one, and the other splits into blocks by category. Which head learns which pattern depends on the initialization. The code below checks both patterns over the whole test set.
+# In the figure below, the top-left panel shows the training curves, and the other three show the attention maps on one test sequence, for the single head and for each of the two heads. In the two-head model, one head becomes a diagonal shifted by one, and the other splits into blocks by category. Which head learns which pattern depends on the initialization, so the code below looks for both patterns over the whole test set.
 
 # %%
 with torch.no_grad():
@@ -172,7 +172,7 @@ plot.show(
 #
 # The setup is $B = 1$, $h = 4$, $d_\text{head} = 32$, float32, forward only (`torch.no_grad()`).
 #
-# **How memory is measured.** On the CPU, PyTorch has no counter like `torch.cuda.max_memory_allocated`. So we use a `TorchDispatchMode`. Every new tensor that a PyTorch operator returns adds the bytes of its storage to a live total, and the total drops again when the tensor is freed. The maximum along the way is the peak. This measures the bytes of tensors, not the process memory that the operating system sees. Fused kernels such as SDPA use work buffers that they do not return as tensors, and these are not counted. SDPA's reading is just the output it returns plus a log-sum-exp of one number per row, as asserted below.
+# **How memory is measured.** On the CPU, PyTorch has no counter like `torch.cuda.max_memory_allocated`, so we use a `TorchDispatchMode` instead. Every new tensor that a PyTorch operator returns adds the bytes of its storage to a live total, and the total drops again when the tensor is freed. The maximum along the way is the peak. This measures the bytes of tensors, not the process memory that the operating system sees. Fused kernels such as SDPA use work buffers that they do not return as tensors, and these are not counted. SDPA's reading is therefore just the output it returns plus a log-sum-exp of one number per row.
 
 # %%
 class LiveTensorBytes(TorchDispatchMode):
@@ -268,7 +268,7 @@ for r in rows:
     print(table.format(r["n"], *(f"{r[key]:.2f}" for key in keys)))
 
 # %% [markdown]
-# Check the patterns in the table. The milliseconds vary with the machine and its load, so they are printed, never asserted. The assertions check the bytes of memory and the floating-point operations (FLOPs) that `FlopCounterMode` counts.
+# The milliseconds in the table vary with the machine and its load, so they are printed but never asserted. The code below asserts the patterns in the bytes of memory and in the floating-point operations (FLOPs) that `FlopCounterMode` counts.
 
 # %%
 big, prev = rows[-1], rows[-2]
@@ -343,4 +343,4 @@ plot.show(
 )
 
 # %% [markdown]
-# Two conclusions follow. First, the explicit implementation's memory grows as $n^2$, with a peak of about two score matrices. This holds with a causal mask too, because once `masked_fill` makes the new scores, the old ones are freed right away. Second, SDPA never creates the whole `(B, h, n, n)` matrix as a tensor. The table also gives the times of both. They are printed and never asserted, since they depend on the machine and its load. The explicit implementation's work in FLOPs grows exactly as $n^2$. [Section 8.3](../../08-long-sequences/) shows how to avoid the $n^2$ memory without a fused kernel.
+# Two conclusions follow. First, the explicit implementation's memory grows as $n^2$, with a peak of about two score matrices. This holds with a causal mask too, because once `masked_fill` makes the new scores, the old ones are freed right away. Second, SDPA never creates the whole `(B, h, n, n)` matrix as a tensor. The table also gives the times of both, which depend on the machine and its load and are therefore never asserted. The explicit implementation's work in FLOPs, by contrast, grows exactly as $n^2$. [Section 8.3](../../08-long-sequences/) shows how to avoid the $n^2$ memory without a fused kernel.

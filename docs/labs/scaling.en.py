@@ -13,12 +13,12 @@
 # %% [markdown]
 # # Scaling Lab (Chapter 4)
 #
-# This notebook is executed when the site is built, and every figure below is drawn then. It draws the claims of [chapter 4](../../04-why-sqrt-dk/) as curves.
+# This notebook runs when the site is built, and every figure below is drawn then, turning the claims of [chapter 4](../../04-why-sqrt-dk/) into curves:
 #
-# 1. The dot product $q \cdot k$ has variance $d_k$. Divided by $\sqrt{d_k}$, it has variance 1.
-# 2. Without scaling, the softmax saturates as $d_k$ grows. The maximum weight tends to 1 and the entropy to 0. Dividing by $d_k$ drives it to uniform, with entropy $\log n$. Dividing by $\sqrt{d_k}$ makes it independent of $d_k$.
+# 1. The dot product $q \cdot k$ has variance $d_k$, and divided by $\sqrt{d_k}$ it has variance 1.
+# 2. Without scaling, the softmax saturates as $d_k$ grows: the maximum weight tends to 1 and the entropy to 0. Dividing by $d_k$ drives it to uniform, with entropy $\log n$, while dividing by $\sqrt{d_k}$ makes it independent of $d_k$.
 # 3. Saturation makes the gradient at the softmax input smaller.
-# 4. At the query $q$ and at $W_q$, however, the median unscaled gradient collapses toward 0 while the mean grows. With components of $q$ and $k$ of variance 1, about half of the rows stop learning at $d_k = 512$. Each of the other rows gets an extra factor of about $\sqrt{d_k}$. The total gradient of $W_q$ is several times the scaled one, and there is no NaN in float32.
+# 4. At the query $q$ and at $W_q$, however, the median unscaled gradient collapses toward 0 while the mean grows. With components of $q$ and $k$ of variance 1, about half of the rows stop learning at $d_k = 512$, and each of the other rows gets an extra factor of about $\sqrt{d_k}$. The total gradient of $W_q$ is several times the scaled one, and there is no NaN in float32.
 #
 # Download the [Jupyter notebook](scaling.ipynb), or the [source file](scaling.py) in jupytext percent format, which also runs as a plain Python script. The whole notebook runs in a few seconds on a CPU.
 
@@ -78,7 +78,7 @@ for v in var_scaled:
     assert abs(v - 1) < 0.15, v
 
 # %% [markdown]
-# The unscaled variance grows along the dashed line $y = d_k$. The scaled variance stays near 1.
+# The unscaled variance grows along the dashed line $y = d_k$, while the scaled variance stays near 1.
 #
 # ## 2. Softmax saturation: maximum weight and entropy
 #
@@ -149,9 +149,9 @@ assert max(ent_s) - min(ent_s) < 0.1, "/ sqrt(d_k): the entropy is flat too"
 assert abs(max_w["/ d_k"][-1] - 1 / N_KEYS) < 0.02, "/ d_k: max weight falls to 1/n"
 
 # %% [markdown]
-# - Without scaling, the larger $d_k$, the closer the maximum weight gets to 1 and the entropy to 0. Attention collapses to one-hot.
-# - Divided by $d_k$, the maximum weight falls toward $1/n$ and the entropy approaches $\log n$. Attention becomes uniform and loses its selectivity.
-# - Divided by $\sqrt{d_k}$, both curves are flat. The shape of the distribution does not depend on $d_k$.
+# - Without scaling, the larger $d_k$, the closer the maximum weight gets to 1 and the entropy to 0: attention collapses to one-hot.
+# - Divided by $d_k$, the maximum weight falls toward $1/n$ and the entropy approaches $\log n$, so attention becomes uniform and loses its selectivity.
+# - Divided by $\sqrt{d_k}$, both curves are flat: the shape of the distribution does not depend on $d_k$.
 #
 # ## 3. The gradient through the softmax
 #
@@ -191,14 +191,14 @@ assert min(grad["/ d_k"]) > 0.5 * min(sqrt_), "/ d_k: the gradient is not small"
 print(f"unscaled / scaled at d_k = {D_KS[-1]}: {unscaled[-1] / sqrt_[-1]:.2f}")
 
 # %% [markdown]
-# At the softmax input, the unscaled gradient shrinks as $d_k$ grows (monotonically from $d_k \ge 16$ on), with no NaN anywhere. The scaled gradient does not depend on $d_k$.
-# Dividing by $d_k$ does not make the gradient small either, but only because the weights are close to uniform. Attention itself has lost its selectivity, as section 2 showed.
+# At the softmax input, the unscaled gradient shrinks as $d_k$ grows (monotonically from $d_k \ge 16$ on), with no NaN anywhere, while the scaled gradient does not depend on $d_k$.
+# Dividing by $d_k$ does not make the gradient small either, but only because the weights are close to uniform: attention itself has lost its selectivity, as section 2 showed.
 #
 # ## 4. The gradient at the query $q$ and at $W_q$
 #
-# The gradient at the softmax input is not yet what the parameters receive. With $z_j = s\,q \cdot k_j$,
+# The gradient at the softmax input is not yet what the parameters receive. With $z_j = s\,q \cdot k_j$, the gradient at the query is
 # $\partial L/\partial q = s\sum_j (\partial L/\partial z_j)\,k_j$, and $\lVert k_j\rVert \approx \sqrt{d_k}$.
-# So for the rows that are not saturated, no scaling ($s = 1$) means an extra factor of about $\sqrt{d_k}$.
+# For the rows that are not saturated, no scaling ($s = 1$) therefore means an extra factor of about $\sqrt{d_k}$.
 # Here $q = xW_q$, and $W_q$ gives the components of $q$ a variance of about 1. For each $d_k$ we record the mean and the median over rows of $\lVert\partial L/\partial q\rVert$,
 # and the whole $\lVert\partial L/\partial W_q\rVert$. [Chapter 4, section 4.4](../../04-why-sqrt-dk/#gradient-at-q) makes the same measurement at three values of $d_k$.
 
@@ -277,11 +277,11 @@ dead_64 = q_dead[D_KS.index(64)]
 assert 0.4 < q_dead[-1] < 0.6 and dead_64 < q_dead[-1] / 2, "the share grows with d_k"
 
 # %% [markdown]
-# Without scaling, the median collapses toward 0 as $d_k$ grows. At $d_k = 512$, about half of the queries are saturated and stop learning, as the shares printed above show. Here the components of $q$ and $k$ have variance 1.
+# Without scaling, the median collapses toward 0 as $d_k$ grows. At $d_k = 512$, with components of $q$ and $k$ of variance 1, about half of the queries are saturated and stop learning, as the shares printed above show.
 # With a smaller variance, far fewer queries saturate. Under the default initialization of `nn.Linear` the variance is about 1/3, and at $d_k = 64$ fewer than one row in a hundred saturates (section 5 below).
-# The mean, however, rises overall, though not at every step. The queries that are not saturated get an extra factor of about $\sqrt{d_k}$ in their gradient. The net effect is smaller, and section 5 measures it.
+# The mean, however, rises overall, though not at every step, because the queries that are not saturated get an extra factor of about $\sqrt{d_k}$ in their gradient. The net effect is smaller, and section 5 measures it.
 # These rows therefore dominate the total gradient of $W_q$, which is several times the scaled one. Everything runs in float32, and there is no NaN.
-# After dividing by $\sqrt{d_k}$, the mean and the median almost coincide and do not change with $d_k$. Every query receives a gradient of similar size.
+# After dividing by $\sqrt{d_k}$, the mean and the median almost coincide and do not change with $d_k$, so every query receives a gradient of similar size.
 
 # %% [markdown]
 # ## 5. How many rows stop learning: the variance of the components
@@ -323,4 +323,4 @@ assert res[1 / 3, 64][1] > 64**0.5, "variance 1/3, d_k = 64: above √64 = 8"
 # With variance 1, about half of the rows stop learning at $d_k = 512$, and about one in six at $d_k = 64$. With variance 1/3 and $d_k = 64$ (the default initialization with the original paper's head size), only 3 rows of 2,000 do (0.15%).
 # The net gain of the other rows is 4.8 at variance 1 and $d_k = 64$, 9.3 at variance 1 and $d_k = 512$, 9.3 at variance 1/3 and $d_k = 64$, and 15.3 at variance 1/3 and $d_k = 512$. The net gain is not $\sqrt{d_k}$: with variance 1 and $d_k = 512$ it is about 9, under half of $\sqrt{512} \approx 22.6$, and with variance 1/3 and $d_k = 64$ it is 9.3, above $\sqrt{64} = 8$.
 #
-# To try it yourself, change `N_KEYS` to 256 or extend `D_KS` to 4096, and run again.
+# To try it yourself, change `N_KEYS` to `256` or extend `D_KS` to `4096`, and run again.
