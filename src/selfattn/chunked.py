@@ -101,7 +101,7 @@ def _chunked_forward(
             kj = k[..., j0 : j0 + block_k, :]
             s = _tile_scores(qi, kj, mask, is_causal, i0, j0)  # (..., bq, bk)
             m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))  # (..., bq, 1)
-            shift = m_new  # 行至今全被掩蔽时 m_new = -inf：改减 0，免得 -inf - (-inf)
+            shift = m_new  # 整行至今都被掩蔽时 m_new = -inf：改减 0，免得 -inf - (-inf)
             if mask is not None:
                 shift = m_new.masked_fill(m_new == float("-inf"), 0.0)
             p = s.sub_(shift).exp_()  # 原地：不再分配一块
