@@ -79,7 +79,7 @@ SKIP_LINE = re.compile(
 WORD = re.compile(r"[A-Za-z0-9]+(?:['’\-][A-Za-z0-9]+)*")
 BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", re.DOTALL)
 # A sentence whose subject is the book: "This book shows ...", "The book's ..." is not one.
-BOOK = re.compile(r"(?:^|[.!?:]\s+|\n\s*[-*]?\s*)(?:\*\*)?(?:This|The) book\b(?!['’]s)")
+BOOK = re.compile(r"(?:^|[.!?:]\s+|\n[ \t]*[-*]?[ \t]*)(?:\*\*)?(?:This|The) book\b(?!['’]s)")
 # A figure's caption and alt text, in a figure block of a page (``#| caption: ...``).
 CAPTION = re.compile(r"^\s*#\|\s*(?:caption|alt):\s*(.*)$", re.MULTILINE)
 # The start of a cell in a jupytext percent file; Markdown cells are ``# %% [markdown]``.
