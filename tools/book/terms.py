@@ -14,8 +14,9 @@ glossary's 中文 column writes ``前馈网络（FFN）``, the Chinese edition's
 
 ``REPORTS`` are the house rules that need a sentence rewritten rather than a word replaced: the
 case of H1s and nav titles, the exercise format, section numbers, number formats, half-math, code
-identifiers outside backticks and glossary terms that no chapter uses. They are counted (:func:`all_reports`), not failed on, until
-the prose is rewritten; then a rule moves to ``TERMS`` or to a test of its own.
+identifiers outside backticks (not in captions and alt texts, which are plain text) and glossary
+terms that no chapter uses. :func:`all_reports` lists each place; ``tests/book/test_terms.py`` fails
+on any, as it does on a variant.
 
 ``python -m tools.book.terms`` prints the hits without failing, then a count per rule;
 ``--reports`` also lists each place a report rule finds; ``--root DIR`` scans another checkout.
@@ -373,11 +374,12 @@ REPORTS: dict[str, tuple[str, list[str]]] = {
     "backticks": ("code identifiers in backticks", [
         r"\b\w+\(\)", r"\b(?:nn|F|torch|selfattn|tl|np|plt)\.[A-Za-z_]\w*",
         r"(?<![\w.$\\-])[a-z][a-z0-9]+(?:_[a-z0-9]+)+\b(?![\w-])"]),
-    # A caption is plain text (no KaTeX there): "d_k = 4" is how it writes math.
+    # A caption is plain text (no KaTeX, no code spans there): "d_k = 4" is how it writes math, and
+    # block_q how it writes an identifier.
     "math in $...$": ("math in dollars, not as plain text ('B = 1', 'd_head = 64')", [
         r"(?<![\w$.\\-])[A-Za-z](?:_[a-z]+)? = \d+\b"]),
 }
-NOT_IN_CAPTIONS = {"math in $...$"}
+NOT_IN_CAPTIONS = {"math in $...$", "backticks"}
 REPORT_PATTERNS = [(re.compile(p), name) for name, (_, ps) in REPORTS.items() for p in ps]
 AFTER_MATH = re.compile(r"\s*(?:=|<|>|≤|≥)\s*[-−]?\d")
 SECTION_HEADING = re.compile(r"^#{1,4} (?:Chapter )?(\d+(?:\.\d+)*)[\s:]", re.MULTILINE)
@@ -439,8 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tools.book.terms",
         description="The variants of the English edition's chosen terms (tests/book/test_terms.py "
-                    "fails on any), then a count per rule, with the report rules that are counted "
-                    "until the prose is rewritten.")
+                    "fails on any), then a count per rule, the house rules that need a sentence "
+                    "rewritten included.")
     parser.add_argument("--reports", action="store_true", help="list each place a report rule finds")
     parser.add_argument("--root", type=Path, default=ROOT, help="scan this checkout instead")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
@@ -457,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     for term in TERMS:
         print(f"{term:40}  {per_term.get(term, 0):>5}  fails")
     for name, places in reports.items():
-        print(f"{name:40}  {len(places):>5}  report")
+        print(f"{name:40}  {len(places):>5}  fails")
     return 0
 
 
