@@ -191,3 +191,17 @@ def test_the_chinese_edition_has_the_same_parts() -> None:
     assert len(chapters(lang="zh")) == len(chapters()) and len(labs(lang="zh")) == len(labs())
     assert not any(p.name.startswith(("README", "CONTRIBUTING")) for p in pages(lang="zh"))
     assert len(figure_pages(lang="zh")) == len(figure_pages())
+
+
+def test_every_english_chapter_reads_as_english() -> None:
+    """Issue 41's rhythm, held: a mean of about 16 to 20 words per sentence (21 at most), fewer than 10% under
+    8 words and no run of 4 short sentences, in every chapter page of the English edition."""
+    from tools.book.prose_stats import chapters, measure_file
+
+    off = []
+    for path in chapters():
+        s = measure_file(path, "chapters")
+        if not (16 <= s.mean_sentence() <= 21 and s.short_share() < 10 and s.runs == 0):
+            off.append(f"{path.name}: {s.mean_sentence():.1f} words a sentence, {s.short_share():.1f}% short, "
+                       f"{s.runs} runs")
+    assert len(chapters()) >= 20 and not off, "\n".join(off)

@@ -56,3 +56,8 @@ def test_the_table_has_every_measure_per_part(capsys, tmp_path: Path) -> None:
 def test_the_chinese_edition_is_measured() -> None:
     table, _ = count()
     assert table["sentences"]["chapters"] > 1000 and all(table["sentences"][p] > 50 for p in table["sentences"])
+
+
+def test_the_chinese_edition_has_no_long_sentence_colon_chain_meta_remark_or_punctuation_error() -> None:
+    _, found = count()
+    assert not found, "\n".join(f"{key}: {where}" for key, where in found)
