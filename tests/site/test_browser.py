@@ -658,6 +658,12 @@ def test_88_columns_fit_at_1280_px(browser: Any, base_url: str) -> None:
 PRINT_PAGE = "print_page/"
 
 
+def h1_text(src: str) -> str:
+    """The text a reader sees of a page's H1: without its attribute list ({#id}) and code spans' backticks."""
+    h1 = next(line for line in source(src).read_text(encoding="utf-8").splitlines() if line.startswith("# "))
+    return re.sub(r"`([^`]*)`", r"\1", re.sub(r"\s*\{[^}]*\}\s*$", "", h1[2:])).strip()
+
+
 def test_english_print_page_has_the_whole_book(site_dir: Path) -> None:
     """The English edition's print page (en/print_page/): built from the English pages, every chapter in it,
     linked from the English preface. Its rendering (KaTeX, no remote request) is the Chinese one's, checked below."""
@@ -665,11 +671,11 @@ def test_english_print_page_has_the_whole_book(site_dir: Path) -> None:
     html = page.read_text(encoding="utf-8")
     assert '<html lang="en"' in html
     assert 'href="print_page/"' in (site_dir / EN / "index.html").read_text(encoding="utf-8")
+    text = re.sub(r"<[^>]+>", "", html)  # a title's code span is <code>...</code> there
     for src in ZH_PAGES:
         if CHAPTER.match(src):
-            h1 = next(line for line in source(EN + src).read_text(encoding="utf-8").splitlines() if line.startswith("# "))
-            title = re.sub(r"\s*\{[^}]*\}\s*$", "", h1[2:]).strip()
-            assert title in html, f"{EN}{src}: {title!r} is missing from the English print page"
+            title = h1_text(EN + src)
+            assert title in text, f"{EN}{src}: {title!r} is missing from the English print page"
     assert html.count('class="arithmatex"') > 100
 
 
@@ -709,9 +715,7 @@ def test_print_page_has_the_whole_book_offline_with_math(browser: Any, base_url:
         titles = []
         for src in ZH_PAGES:  # each chapter's first heading is a visible heading of the print page
             if CHAPTER.match(src):
-                lines = source(root + src).read_text(encoding="utf-8").splitlines()
-                h1 = next(line for line in lines if line.startswith("# "))
-                titles.append(re.sub(r"\s*\{[^}]*\}\s*$", "", h1[2:]).strip())
+                titles.append(h1_text(root + src))
         missing = page.evaluate(PRINT_TITLES_MISSING, titles)
         assert not missing, f"chapter titles missing from the print page's visible headings: {missing}"
         # On screen, the chapters far from the view are not laid out (content-visibility, extra.css); on paper they are.
