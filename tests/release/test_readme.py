@@ -114,7 +114,7 @@ def test_the_readme_leads_with_the_book_and_leaves_the_machinery_to_contributing
     assert [h for h in headings if h in order] == order, headings
     inside = README.split("## What is inside", 1)[1].split("\n## ", 1)[0]
     assert "explorer" in inside and all(f"\n{n}. " in inside for n in range(1, 11)), inside
-    for maintainer_only in ("TORCH_PIP_ARGS", "actionlint", "apt-get", "½"):
+    for maintainer_only in ("TORCH_PIP_ARGS", "actionlint", "apt-get", "s measured"):
         assert maintainer_only not in README, maintainer_only
         assert maintainer_only in (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"), maintainer_only
     assert "LICENSE-BOOK.md" in README and "CC BY 4.0" in (ROOT / "LICENSE-BOOK.md").read_text(encoding="utf-8")
