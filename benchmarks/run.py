@@ -118,6 +118,24 @@ def bench_attention(ns: list[int], fwd_only: list[int], heads: int, d: int, roun
     return times, ratios
 
 
+def bench_exp(shape: tuple[int, ...], rounds: int, min_run_time: float,
+              log: Callable[[str], None]) -> tuple[list[Row], list[Row]]:
+    """Case 4: e^x by ``torch.exp`` and by ``torch.exp2`` of x·log2(e), on one tile of scores minus their max."""
+    torch.manual_seed(0)
+    x = -20 * torch.rand(shape)  # s - m <= 0, like chunked_attention's tile
+    y = torch.empty_like(x)
+    log2e = 1.4426950408889634
+    stmts: dict[str, Callable[[], object]] = {
+        "exp": lambda: torch.exp(x, out=y),
+        "exp2": lambda: torch.mul(x, log2e, out=y).exp2_(),  # as chunked_attention does: mul_, then exp2_
+    }
+    secs = time_rounds(stmts, rounds, min_run_time)
+    times, ratios = ratio_rows("exp", {"shape": list(shape)}, secs, anchor="exp")
+    log("  exp on a tile " + "x".join(map(str, shape)) + ": "
+        + ", ".join(f"{t['path']} {t['median_ms']:.2f} ms" for t in times))
+    return times, ratios
+
+
 def bench_memory(configs: list[tuple[str, int, str]], heads: int, d: int, threads: int,
                  log: Callable[[str], None]) -> list[Row]:
     """Case 2: peak extra memory of each path, one fresh subprocess per configuration."""
@@ -224,25 +242,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         mem_cfg = [("explicit", 256, "fwd"), ("chunked", 256, "fwd")]
         mha_cfg = (1, 16, 32, 4)
         n_time, n_mem = 64, 256
+        tile = (2, 8, 16)
     else:
         heads, d, ns, fwd_only, rounds, mrt = 8, 64, [128, 256, 512, 1024, 2048, 4096], [8192], 5, 0.2
         mem_cfg = [(p_, n, m) for m in ("fwd", "fwd+bwd") for n in (1024, 2048, 4096, 8192)
                    for p_ in ("explicit", "sdpa", "chunked", "keys_only")]
         mha_cfg = (4, 512, 512, 8)
         n_time, n_mem = 4096, 8192
+        tile = (8, 256, 512)  # (h, block_q, block_k): the default tile of chunked_attention
     log("case 1: time vs n")
     times, ratios = bench_attention(ns, fwd_only, heads, d, rounds, mrt, log)
     log("case 2: peak extra memory vs n (fresh subprocess each)")
     memory = bench_memory(mem_cfg, 1 if args.quick else heads, d, args.threads, log)
     log("case 3: MultiHeadSelfAttention vs nn.MultiheadAttention")
     mha_times, mha_ratios, mha_status = bench_mha(*mha_cfg, rounds=rounds, min_run_time=mrt, log=log)
+    log("case 4: exp vs exp2 on one tile")
+    exp_times, exp_ratios = bench_exp(tile, rounds, mrt, log)
     result = {
         "machine": machine_info(torch.get_num_threads()),
         "config": {"batch": 1, "heads": heads, "d_head": d, "dtype": "float32", "rounds": rounds,
                    "min_run_time_s": mrt, "memory_heads": 1 if args.quick else heads,
                    "timer": "torch.utils.benchmark.Timer.blocked_autorange, paths interleaved per round"},
-        "time": times + mha_times,
-        "ratios": ratios + mha_ratios,
+        "time": times + mha_times + exp_times,
+        "ratios": ratios + mha_ratios + exp_ratios,
         "memory": memory,
         "mha": mha_status,
         "targets": targets(ratios + mha_ratios, memory, n_time, n_mem),

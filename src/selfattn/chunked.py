@@ -58,6 +58,8 @@ def keys_only_attention(
 
 
 # --- docs/08-long-sequences.md § 8.3.4 快速版：查询与键两层分块，原地更新 ---
+LOG2E = math.log2(math.e)  # e^x = 2^(x·log₂e)
+
 def _tile_scores(
     qi: Tensor, kj: Tensor, mask: Tensor | None, is_causal: bool, i0: int, j0: int
 ) -> Tensor:
@@ -104,7 +106,7 @@ def _chunked_forward(
             shift = m_new  # 整行至今都被掩蔽时 m_new = -inf：改减 0，免得 -inf - (-inf)
             if mask is not None:
                 shift = m_new.masked_fill(m_new == float("-inf"), 0.0)
-            p = s.sub_(shift).exp_()  # 原地：不再分配一块
+            p = s.sub_(shift).mul_(LOG2E).exp2_()  # e^(s-m)，原地：不再分配一块
             alpha = m.sub_(shift).exp_()  # 旧的 l 与 acc 要乘的因子
             l.mul_(alpha).add_(p.sum(dim=-1, keepdim=True))
             acc.mul_(alpha).add_(p @ v[..., j0 : j0 + block_k, :])
@@ -145,7 +147,7 @@ def _chunked_backward(
             j1 = j0 + block_k
             kj, vj = k[..., j0:j1, :], v[..., j0:j1, :]
             s = _tile_scores(qi, kj, mask, is_causal, i0, j0)  # (..., bq, bk)
-            p = s.sub_(lse_i).exp_()  # 重算 P
+            p = s.sub_(lse_i).mul_(LOG2E).exp2_()  # 重算 P = e^(s - lse)
             dv[..., j0:j1, :] += p.transpose(-2, -1) @ doi  # (..., bk, d_v)
             dp = doi @ vj.transpose(-2, -1)  # (..., bq, bk)
             ds = dp.sub_(big_d[..., i0 : i0 + bq, :]).mul_(p)  # dS = P ∘ (dP - D)

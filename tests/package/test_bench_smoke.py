@@ -31,4 +31,5 @@ def test_quick_benchmark_writes_complete_json(tmp_path: Path) -> None:
     assert {m["path"] for m in saved["memory"]} == {"explicit", "chunked"}
     assert saved["mha"] == "measured", saved["mha"]
     assert {r["path"] for r in saved["ratios"] if r["case"] == "mha"} == {"ours_fast", "ours_explicit"}
+    assert [(r["path"], r["anchor"]) for r in saved["ratios"] if r["case"] == "exp"] == [("exp2", "exp")]
     assert result["targets"], "targets are computed from the rows"
