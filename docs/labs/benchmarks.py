@@ -149,7 +149,7 @@ case = f"{'case':10s} {'mode':8s} {'n':>5s}"
 pair = f"{'path':14s} {'anchor':15s}"
 print(f"{case}  {pair} {'median':>7s}  min–max")
 for r in res["ratios"]:
-    case = f"{r['case']:10s} {r.get('mode', ''):8s} {r.get('n', ''):>5}"  # exp: one tile
+    case = f"{r['case']:10s} {r.get('mode', ''):8s} {r.get('n', ''):>5}"
     pair = f"{r['path']:14s} {r['anchor']:15s}"
     print(f"{case}  {pair} {r['median']:7.2f}  {r['min']:.2f}–{r['max']:.2f}")
 print()
