@@ -59,7 +59,28 @@ def _order(items: list[pytest.Item]) -> None:
     worker runs the tests that do not read the site, which come before those that do in its half."""
     front = [i for i in items if i.nodeid.startswith(TOGETHER)]
     rest = [i for i in items if not i.nodeid.startswith(TOGETHER)]
-    items[:] = front + [i for i in rest if not _reads_site(i)] + [i for i in rest if _reads_site(i)]
+    items[:] = front + [i for i in rest if not _reads_site(i)] + _pairs([i for i in rest if _reads_site(i)])
+
+
+def _pairs(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Each page's figure text test right after its page test (same ``src``), so that the page test's load of the
+    page measures the figures for it (``FIGURE_MEASURES`` in tools/testing/browser.py); the other tests in order."""
+    from tools.testing.browser import FIGURE_TEXT_TEST as SECOND
+    from tools.testing.browser import PAGE_TEST as FIRST
+
+    def src(item: pytest.Item) -> object:
+        return item.callspec.params["src"]  # type: ignore[attr-defined]
+
+    second = {src(i): i for i in items if i.nodeid.startswith(SECOND)}
+    firsts = {src(i) for i in items if i.nodeid.startswith(FIRST)}
+    out: list[pytest.Item] = []
+    for i in items:
+        if i.nodeid.startswith(SECOND) and src(i) in firsts:
+            continue  # placed after its first test, below
+        out.append(i)
+        if i.nodeid.startswith(FIRST) and src(i) in second:
+            out.append(second[src(i)])
+    return out
 
 
 @pytest.hookimpl(trylast=True)  # after -k, -m and --deselect have chosen the items

@@ -2,7 +2,8 @@
 
 ``pytest --build-site`` (`make test`) builds ``site/`` with ``mkdocs build --strict`` in the background while
 the tests that do not read it run: the build uses one core for about 20 s (minutes in a fresh clone, which
-executes every lab), and the other core is not left idle. The tests that read the site (``site_dir``) wait for
+executes every lab), and the other core is not left idle. A site whose stamp matches its inputs, from a strict
+build (tools/site/stamp.py), is not built again: a second `make test` with nothing changed builds nothing. The tests that read the site (``site_dir``) wait for
 it, and run last (the root conftest.py orders them). The build's log is ``reports/site-build.log``; a failed build
 fails every test that reads the site, and the run, and the end of its log is printed.
 """
@@ -35,6 +36,13 @@ class BackgroundBuild:
         self.process: subprocess.Popen[bytes] | None = None
         self.thread: threading.Thread | None = None
         self.seconds = 0.0
+        self.skipped = False
+
+    def skip(self) -> None:
+        """Nothing to run: the processes that wait read exit status 0."""
+        self.status.parent.mkdir(parents=True, exist_ok=True)
+        atomic.write_text(self.status, "0\n")
+        self.skipped = True
 
     def start(self, command: list[str]) -> None:
         self.log.parent.mkdir(parents=True, exist_ok=True)
@@ -87,7 +95,12 @@ def _builds_site(config: pytest.Config) -> bool:
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts its workers: they must not see an old exit status
 def pytest_sessionstart(session: pytest.Session) -> None:
     if _builds_site(session.config) and not hasattr(session.config, "workerinput"):  # the controller builds
-        SITE_BUILD.start(MKDOCS_BUILD)
+        from tools.site import stamp
+
+        if stamp.stale(ROOT, ROOT / "site"):
+            SITE_BUILD.start(MKDOCS_BUILD)
+        else:
+            SITE_BUILD.skip()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -100,6 +113,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if SITE_BUILD.skipped:
+        terminalreporter.section("site build")
+        terminalreporter.write_line("site/ is fresh (its stamp matches the inputs of a strict build): not built again")
     if SITE_BUILD.process is None:
         return
     rc = SITE_BUILD.process.returncode

@@ -33,9 +33,11 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
-from tools.measure.figure_text import FIGURE_TEXT, FIGURE_TEXT_MIN, SHOWN_SVG
+from tools.measure.figure_text import FIGURE_TEXT, FIGURE_TEXT_MIN, SHOWN_SVG, measure_page
 from tools.site.figures import find as find_figures
 from tools.testing.browser import (
+    FIGURE_MEASURES,
+    FIGURE_TEXT_TEST,
     CONFIG,
     DOCS,
     EN,
@@ -237,7 +239,8 @@ SWITCHES = {"05-implementation.md": "en", EN + "labs/scaling.py": "zh", EN + "in
 # and the dark palette, at 1280 and again at 390 px. In CI every other page is checked too, in the light palette at
 # 1280 (its own content: images, tables, links, code blocks): the palettes and the phone's layout are the templates'
 # (extra.css), and axe takes about 4 s a run on a long chapter (four runs on each of 60 pages were half of CI's pytest).
-# The figures' text, which axe cannot read, is checked in both palettes on every page axe checks.
+# The figures' text, which axe cannot read, is checked with axe on the sample (both palettes, 1280 and 390 px), and on
+# every page with a figure in both palettes by tests/site/test_figure_text.py.
 AXE = ROOT / "tools" / "npm" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 AXE_IN_CI = bool(os.environ.get("CI"))
 AXE_SAMPLE = {"03-qkv-formula.md", "labs/scaling.py", "index.md", EN + "index.md", EN + "explorer.md", EN + "reference/api.md"}
@@ -285,15 +288,17 @@ def axe_problems(violations: list[dict[str, Any]], palette: str) -> list[str]:
 
 
 def check_accessibility(page: Any, dark: bool = True) -> list[str]:
-    """axe-core and the figures' text on the page as it is, in the light palette, then in the dark one (the palette
-    toggle; axe there only if ``dark``), then light again. Without axe installed: a problem in CI, nothing locally
-    (test_axe_is_installed says why it is skipped)."""
+    """axe-core on the page as it is, in the light palette. With ``dark`` (the sample of the templates, and the other
+    callers): the figures' text too, then both again in the dark palette (the palette toggle), then light again.
+    Without ``dark`` (CI's other pages) axe runs once: the palettes are the templates', and the figures' text of every
+    page with a figure is measured in both palettes by tests/site/test_figure_text.py. Without axe installed: a
+    problem in CI, nothing locally (test_axe_is_installed says why it is skipped)."""
     if not AXE.exists():
         return ["axe-core is not installed (make axe)"] if AXE_IN_CI else []
     start = time.perf_counter()
     page.add_script_tag(path=str(AXE))
     problems = []
-    for palette, scheme in (("light", "default"), ("dark", "slate")):
+    for palette, scheme in (("light", "default"), ("dark", "slate"))[: 2 if dark else 1]:
         if page.evaluate("document.body.getAttribute('data-md-color-scheme')") != scheme:
             page.evaluate(TOGGLE)
             try:
@@ -301,13 +306,15 @@ def check_accessibility(page: Any, dark: bool = True) -> list[str]:
             except Exception:  # reported as a problem of the page
                 problems.append(f"axe: the palette toggle did not reach {scheme!r}")
                 continue
-        if palette == "light" or dark:
-            problems += axe_problems(page.evaluate(AXE_RUN), palette)
-        problems += [f"figure text, {palette} palette: {t['figure']} {t['text']!r} in {t['fill']} on {t['bg']}: "
-                     f"{t['ratio']}:1 (at least {FIGURE_TEXT_MIN}:1)" for t in page.evaluate(FIGURE_TEXT, FIGURE_TEXT_MIN)["low"]]
-    page.evaluate(TOGGLE)
-    with contextlib.suppress(Exception):
-        page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=30_000)
+        problems += axe_problems(page.evaluate(AXE_RUN), palette)
+        if dark:
+            problems += [f"figure text, {palette} palette: {t['figure']} {t['text']!r} in {t['fill']} on {t['bg']}: "
+                         f"{t['ratio']}:1 (at least {FIGURE_TEXT_MIN}:1)"
+                         for t in page.evaluate(FIGURE_TEXT, FIGURE_TEXT_MIN)["low"]]
+    if dark:
+        page.evaluate(TOGGLE)
+        with contextlib.suppress(Exception):
+            page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=30_000)
     _AXE_SECONDS.append(time.perf_counter() - start)
     return problems
 
@@ -430,11 +437,12 @@ TOGGLE = """() => {
 }"""
 
 
-def check_page(browser: Any, base_url: str, src: str) -> list[str]:
+def check_page(browser: Any, base_url: str, src: str, measure_figures: bool = False) -> list[str]:
     """Open one page of the nav, check it, screenshot it in both palettes; return the problems found.
 
     One page load; the DOM is read in one round trip (PAGE_FACTS), then the notebook is fetched, the
-    screenshots taken and the palette toggled. Each problem names its check."""
+    screenshots taken and the palette toggled. Each problem names its check. With ``measure_figures``, the
+    figures' text is measured on the same load, into FIGURE_MEASURES."""
     with visit(browser, base_url + page_url(src)) as (page, watch):
         with contextlib.suppress(Exception):  # a timeout is reported precisely by the checks below
             page.wait_for_function(MATH_DONE, timeout=30_000)
@@ -498,10 +506,9 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
             if len(facts["edit"]) != 1 or not facts["edit"][0].endswith(f"edit/main/docs/{edited}"):
                 problems.append("no 'edit this page' button pointing at the page's source")
 
-        # Screenshots: every page's first screen; the whole page and the dark palette of the Chinese pages
-        # and of two English ones (the same templates: the rest would only add time).
-        full = not src.startswith(EN) or src in EN_SCREENSHOTS
-        if full:
+        # Screenshots: every page's first screen; the whole page of the sample of the templates and of the chapters of
+        # FIGURE_SHOTS (a whole long page costs 1.5-2 s; every other page is one of these templates).
+        if src in AXE_SAMPLE | FIGURE_SHOTS | EN_SCREENSHOTS:
             shoot(page, f"{_slug(src)}-light")
         shoot(page, f"{_slug(src)}-light-1280x900", full_page=False)  # what a reader sees first
 
@@ -556,7 +563,13 @@ def check_page(browser: Any, base_url: str, src: str) -> list[str]:
         # the edge it hides more at) and the keyboard focus (assets/javascripts/scroll-cue.js); axe-core again, in
         # both palettes, on the sample of the templates. Then back to 1280 for the switcher.
         problems += phone_problems(page, src in AXE_SAMPLE)
-        page.set_viewport_size(VIEWPORT)
+        if measure_figures or src in SWITCHES:  # else the next visit resets the viewport, on a blank page
+            page.set_viewport_size(VIEWPORT)
+        if measure_figures:  # at 1280 and 390 px, in both palettes; then back to 1280 and the light palette
+            FIGURE_MEASURES[src] = measure_page(page)
+            if src in SWITCHES:
+                page.set_viewport_size(VIEWPORT)
+                page.evaluate("document.body.setAttribute('data-md-color-scheme', 'default')")
 
         # Last, as it leaves the page: the language switcher (the pages of SWITCHES).
         if src in SWITCHES:
@@ -804,6 +817,7 @@ def page_problems(chromium: str, base_url: str, request: pytest.FixtureRequest) 
         i.callspec.params["src"] for i in request.session.items if getattr(i, "originalname", "") == "test_page"
     }
     pages = [src for src in PAGES if src in selected] or PAGES
+    measured = figure_text_pages(request)
 
     from playwright.sync_api import Error as PlaywrightError
 
@@ -811,7 +825,7 @@ def page_problems(chromium: str, base_url: str, request: pytest.FixtureRequest) 
         with launch(chromium) as b:
             for src in share:
                 try:
-                    results[src] = check_page(b, base_url, src)
+                    results[src] = check_page(b, base_url, src, src in measured)
                 except (PlaywrightError, ValueError, KeyError, TypeError, OSError):  # reported by that page's test
                     results[src] = [traceback.format_exc()]
 
@@ -821,11 +835,17 @@ def page_problems(chromium: str, base_url: str, request: pytest.FixtureRequest) 
     return results
 
 
+def figure_text_pages(request: pytest.FixtureRequest) -> set[str]:
+    """The pages whose figure text test (tests/site/test_figure_text.py) is selected in this run."""
+    return {i.callspec.params["src"] for i in request.session.items if i.nodeid.startswith(FIGURE_TEXT_TEST)}
+
+
 @pytest.mark.parametrize("src", PAGES, ids=_slug)
 def test_page(page_problems: dict[str, list[str]], base_url: str, src: str, request: pytest.FixtureRequest) -> None:
     """No console error, no non-local request, math rendered, titles, copy buttons, plots, toggle, links, switcher."""
     if src not in page_problems:  # under xdist: this worker's browser checks this page now
-        page_problems[src] = check_page(request.getfixturevalue("browser"), base_url, src)
+        page_problems[src] = check_page(request.getfixturevalue("browser"), base_url, src,
+                                        src in figure_text_pages(request))
     problems = page_problems[src]
     assert not problems, f"{src} ({base_url}{page_url(src)}):\n  " + "\n  ".join(problems)
 

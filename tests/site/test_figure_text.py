@@ -23,7 +23,7 @@ from tests.site.test_browser import (  # noqa: F401  (fixtures)
     axe_problems,
 )
 from tools.measure.figure_text import PHONE, figure_pages, measure_page, problems_of, summary
-from tools.testing.browser import EN, page_url, visit
+from tools.testing.browser import EN, FIGURE_MEASURES, FIGURE_TEXT_TEST, PAGE_TEST, page_url, visit
 
 pytestmark = pytest.mark.browser
 
@@ -34,8 +34,11 @@ _MEASURED: dict[str, dict[str, Any]] = {}
 
 @pytest.mark.parametrize("src", figure_pages(), ids=lambda s: s.removesuffix(".md").replace("/", "-"))
 def test_figure_text_is_large_enough_apart_and_legible(browser: Any, base_url: str, src: str) -> None:  # noqa: F811
-    with visit(browser, base_url + page_url(src)) as (page, _):
-        measured = _MEASURED[src] = measure_page(page)
+    measured = FIGURE_MEASURES.pop(src, None)  # taken by test_page's load of the page, which ran just before
+    if measured is None:  # test_page of this page ran in the other worker, or is not selected
+        with visit(browser, base_url + page_url(src)) as (page, _):
+            measured = measure_page(page)
+    _MEASURED[src] = measured
     REPORT.parent.mkdir(exist_ok=True)
     REPORT.write_text(json.dumps(summary(_MEASURED), indent=1, ensure_ascii=False), encoding="utf-8")
     problems = problems_of(src, measured)
@@ -92,6 +95,16 @@ def test_the_enlarged_figure_is_accessible(browser: Any, base_url: str) -> None:
         for width, b in backs.items():
             assert b["y"] > 500 and b["after"] == b["y"], (width, b)
             assert b["sameArticle"] and b["stayed"] and b["path"].endswith("/en/08-multihead/"), (width, b)
+
+
+def test_the_page_test_knows_this_test_by_its_node_id(request: pytest.FixtureRequest) -> None:
+    """test_page measures the figures for this test, and the root conftest.py runs the two tests of a page one after
+    the other, by the node ids of tools/testing/browser.py: they must be these tests' ids."""
+    this = test_figure_text_is_large_enough_apart_and_legible.__name__
+    assert FIGURE_TEXT_TEST == f"tests/site/test_figure_text.py::{this}["
+    assert PAGE_TEST == "tests/site/test_browser.py::test_page["
+    ids = [i.nodeid for i in request.session.items]
+    assert any(i.startswith(PAGE_TEST) for i in ids) == any(i.startswith(FIGURE_TEXT_TEST) for i in ids)
 
 
 def test_figure_pages_are_the_chapters_with_figures() -> None:

@@ -66,3 +66,22 @@ def test_the_tests_that_read_the_site_run_last_and_the_explorer_first() -> None:
     root._order(items)  # type: ignore[arg-type]
     assert [i.nodeid for i in items] == ["tests/site/test_explorer.py::b", "docs/01.md::line 3", "tests/book/test_tangle.py::c",
                                          "tests/site/test_site.py::a", "tests/site/test_browser.py::d"]
+
+
+@pytest.mark.parametrize("stale, builds", [([], False), (["docs/index.md"], True)])
+def test_a_fresh_site_is_not_built_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stale: list[str],
+                                         builds: bool) -> None:
+    """`make test` twice with nothing changed: the second run builds nothing, and the tests that wait read 0."""
+    from tools.site import stamp
+
+    build = BackgroundBuild(tmp_path / "build.log", tmp_path / "build.rc")
+    started: list[list[str]] = []
+    monkeypatch.setattr(plugin, "SITE_BUILD", build)
+    monkeypatch.setattr(build, "start", started.append)
+    monkeypatch.setattr(stamp, "stale", lambda root, site: stale)
+    monkeypatch.delenv("SELFATTN_NO_SITE", raising=False)
+    config = SimpleNamespace(getoption=lambda name: name == "--build-site")
+    plugin.pytest_sessionstart(SimpleNamespace(config=config))  # type: ignore[arg-type]
+    assert (started == [plugin.MKDOCS_BUILD]) == builds and build.skipped == (not builds)
+    if not builds:
+        assert build.wait() == 0

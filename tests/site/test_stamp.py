@@ -32,8 +32,8 @@ class Build:
     """A stand-in for ``mkdocs build``: stamps ``site/`` as the hooks do (``begin`` at the start, ``finish`` at the
     end), counting its runs; ``broken`` builds that write no stamp."""
 
-    def __init__(self, root: Path, broken: bool = False) -> None:
-        self.root, self.broken, self.runs = root, broken, 0
+    def __init__(self, root: Path, broken: bool = False, strict: bool = True) -> None:
+        self.root, self.broken, self.strict, self.runs = root, broken, strict, 0
 
     def __call__(self) -> None:
         self.runs += 1
@@ -44,7 +44,7 @@ class Build:
         (site / "index.html").write_text("<p>built</p>", encoding="utf-8")
         if not self.broken:
             stamp.begin(self.root)
-            stamp.finish(type("Config", (), {"site_dir": str(site)})())
+            stamp.finish(type("Config", (), {"site_dir": str(site), "strict": self.strict})())
 
 
 def test_a_site_is_built_when_missing_and_again_exactly_when_an_input_changed(book: Path) -> None:
@@ -71,6 +71,15 @@ def test_a_site_still_stale_after_its_build_fails_the_test_naming_the_inputs(boo
     assert broken.runs == 1
 
 
+def test_a_site_built_without_strict_is_stale(book: Path) -> None:
+    """`make test` skips its build when the site is fresh: a site that `mkdocs build` made without --strict
+    (warnings allowed) must not pass for one."""
+    Build(book, strict=False)()
+    assert stamp.stale(book, book / "site") == [stamp.STRICT]
+    Build(book)()
+    assert stamp.stale(book, book / "site") == []
+
+
 def test_the_installed_packages_are_an_input(book: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A site built with another version of mkdocs, material or torch is stale too."""
     Build(book)()
@@ -83,7 +92,7 @@ def test_the_stamp_holds_what_the_build_started_from(book: Path) -> None:
     stamp.begin(book)
     (book / "docs/04-why-sqrt-dk.md").write_text("Saved during the build.\n", encoding="utf-8")
     (book / "site").mkdir()
-    stamp.finish(type("Config", (), {"site_dir": str(book / "site")})())
+    stamp.finish(type("Config", (), {"site_dir": str(book / "site"), "strict": True})())
     assert stamp.stale(book, book / "site") == ["docs/04-why-sqrt-dk.md"]
 
 

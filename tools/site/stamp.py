@@ -34,6 +34,7 @@ INPUTS = (
 )
 IGNORED = ("__pycache__", ".ipynb_checkpoints", "node_modules")
 PACKAGES = "python packages"  # the name of the entry that holds the installed versions
+STRICT = "mkdocs build --strict"  # the entry that says whether the build was strict: a site built without is stale
 
 _STARTED: dict[str, str] = {}  # the inputs of the build under way (begin -> finish)
 
@@ -68,17 +69,19 @@ def finish(config: Any) -> None:
     """The build has succeeded (the last ``on_post_build``): write its stamp into the site."""
     if _STARTED:
         path = Path(config.site_dir) / STAMP
-        path.write_text(json.dumps(_STARTED, indent=0) + "\n", encoding="utf-8")
+        built = {**_STARTED, STRICT: "yes" if getattr(config, "strict", False) else "no"}
+        path.write_text(json.dumps(built, indent=0) + "\n", encoding="utf-8")
 
 
 def stale(root: Path, site: Path) -> list[str]:
     """The inputs that differ between ``site``'s stamp and ``root`` now (added, changed or removed), sorted;
-    ``[STAMP]`` when the site has no stamp (never built, or its build failed); empty when it is fresh."""
+    ``[STAMP]`` when the site has no stamp (never built, or its build failed); empty when it is fresh. A site built
+    without ``--strict`` is stale (``STRICT``): the tests read only what the strict build accepted."""
     try:
         built = json.loads((site / STAMP).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return [f"site/{STAMP} (no stamp: the site was not built, or its build failed)"]
-    now = inputs(root)
+    now = {**inputs(root), STRICT: "yes"}
     return sorted(name for name in built.keys() | now.keys() if built.get(name) != now.get(name))
 
 

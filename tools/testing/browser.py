@@ -37,6 +37,13 @@ DOCS = ROOT / CONFIG.get("docs_dir", "docs")
 PREFIX = urlparse(CONFIG["site_url"]).path.rstrip("/") + "/"
 # The English edition's pages are served under en/ (built from docs/NAME.en.md).
 EN = "en/"
+# A page's figure text test (tests/site/test_figure_text.py) runs right after its page test (tests/site/test_browser.py;
+# the root conftest.py orders them by these node ids), and the page test's load of the page measures the figures for it
+# into FIGURE_MEASURES: one load of each page instead of two, when both run in the same worker. The dict lives here
+# because pytest imports a test module under its own name, and a test module imported by another is a second copy.
+PAGE_TEST = "tests/site/test_browser.py::test_page["
+FIGURE_TEXT_TEST = "tests/site/test_figure_text.py::test_figure_text_is_large_enough_apart_and_legible["
+FIGURE_MEASURES: dict[str, dict[str, Any]] = {}
 PROXY = "127.0.0.1:9"  # the discard port: nothing listens there (test_a_request_to_another_host_is_recorded_and_fails)
 LAUNCH_ARGS = [
     "--no-sandbox",
@@ -217,7 +224,8 @@ class Tab:
             raise RuntimeError("the page crashed")
         if page.url.startswith("http"):
             page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
-        if page.viewport_size != VIEWPORT:
+        if page.viewport_size != VIEWPORT:  # on a blank page: resizing a long page lays it out again (0.3 s or more)
+            page.goto("about:blank")
             page.set_viewport_size(VIEWPORT)
 
     def visit(self, url: str, timeout_ms: int) -> tuple[Any, Watch]:
