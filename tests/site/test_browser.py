@@ -559,17 +559,18 @@ def check_page(browser: Any, base_url: str, src: str, measure_figures: bool = Fa
         if src in axe_pages():
             problems += check_accessibility(page, dark=src in AXE_SAMPLE)
 
+        # The figures' text for tests/site/test_figure_text.py, on this load: at 1280, then at 390 px, where the
+        # phone's checks go on; in both palettes, then the light one again.
+        if measure_figures:
+            FIGURE_MEASURES[src] = measure_page(page)
+            page.evaluate("document.body.setAttribute('data-md-color-scheme', 'default')")
+
         # On a phone, 390 px wide: no display formula and no code block scrolls sideways without a cue (a fade at
         # the edge it hides more at) and the keyboard focus (assets/javascripts/scroll-cue.js); axe-core again, in
         # both palettes, on the sample of the templates. Then back to 1280 for the switcher.
         problems += phone_problems(page, src in AXE_SAMPLE)
-        if measure_figures or src in SWITCHES:  # else the next visit resets the viewport, on a blank page
+        if src in SWITCHES:  # else the next visit resets the viewport, on a blank page
             page.set_viewport_size(VIEWPORT)
-        if measure_figures:  # at 1280 and 390 px, in both palettes; then back to 1280 and the light palette
-            FIGURE_MEASURES[src] = measure_page(page)
-            if src in SWITCHES:
-                page.set_viewport_size(VIEWPORT)
-                page.evaluate("document.body.setAttribute('data-md-color-scheme', 'default')")
 
         # Last, as it leaves the page: the language switcher (the pages of SWITCHES).
         if src in SWITCHES:
