@@ -56,7 +56,7 @@
     const label = (i) => (ex() ? state.ex.tokens[i] : show(state.model.chars[state.ids[i]]));
     const nameOf = (i) => (ex() ? state.ex.tokens[i] : name(state.model.chars[state.ids[i]]));
     // A weight as the page prints it: a percentage (model), two decimals as chapter 3 prints A (example).
-    const weight = (p) => (ex() ? p.toFixed(2) : `${(100 * p).toFixed(1)} %`);
+    const weight = (p) => (ex() ? p.toFixed(2) : `${(100 * p).toFixed(1)}%`);
 
     // The book's colormap for weights (book.json): colors[round(255 w)], and the text color (black or
     // white, whichever contrasts more) on each.
@@ -107,8 +107,8 @@
         li.innerHTML = `<span class="ex-char"></span><span class="ex-bar"><span></span></span><span class="ex-p"></span>`;
         li.children[0].textContent = show(m.chars[i]);
         li.children[1].firstChild.style.width = `${(100 * p[i]) / p[top[0]]}%`;
-        li.children[2].textContent = `${(100 * p[i]).toFixed(1)} %`;
-        li.setAttribute("aria-label", `${name(m.chars[i])}: ${(100 * p[i]).toFixed(1)} %`);
+        li.children[2].textContent = `${(100 * p[i]).toFixed(1)}%`;
+        li.setAttribute("aria-label", `${name(m.chars[i])}: ${(100 * p[i]).toFixed(1)}%`);
         return li;
       }));
     }

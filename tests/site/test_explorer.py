@@ -1079,7 +1079,7 @@ def test_a_tapped_cell_shows_its_weight(explorer: dict[str, Any], lang: str) -> 
     tap = e["ui"]["tap"]
     assert tap["cell"] == {"i": tap["i"], "j": tap["j"]} and tap["query"] == tap["i"], tap
     w = reference_at(e["model"], tap["ids"], tap["scale"])["attn"][tap["layer"]][tap["head"], tap["i"], tap["j"]]
-    shown = re.search(r"([0-9.]+) %", tap["text"])
+    shown = re.search(r"([0-9.]+)%", tap["text"])  # no space before %, as the prose writes it
     assert shown and abs(float(shown[1]) - 100 * float(w)) <= 0.05 + 1e-4, (tap["text"], float(w))
     chars = e["chars"]
     assert show(chars[tap["ids"][tap["i"]]]) in tap["text"] or chars[tap["ids"][tap["i"]]] in tap["text"]
