@@ -121,13 +121,14 @@ def bench_attention(ns: list[int], fwd_only: list[int], heads: int, d: int, roun
 def bench_exp(shape: tuple[int, ...], rounds: int, min_run_time: float,
               log: Callable[[str], None]) -> tuple[list[Row], list[Row]]:
     """Case 4: e^x by ``torch.exp`` and by ``torch.exp2`` of x·log2(e), on one tile of scores minus their max."""
+    from selfattn.chunked import LOG2E
+
     torch.manual_seed(0)
     x = -20 * torch.rand(shape)  # s - m <= 0, like chunked_attention's tile
     y = torch.empty_like(x)
-    log2e = 1.4426950408889634
     stmts: dict[str, Callable[[], object]] = {
         "exp": lambda: torch.exp(x, out=y),
-        "exp2": lambda: torch.mul(x, log2e, out=y).exp2_(),  # as chunked_attention does: mul_, then exp2_
+        "exp2": lambda: torch.mul(x, LOG2E, out=y).exp2_(),  # as chunked_attention does: mul_, then exp2_
     }
     secs = time_rounds(stmts, rounds, min_run_time)
     times, ratios = ratio_rows("exp", {"shape": list(shape)}, secs, anchor="exp")

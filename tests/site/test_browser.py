@@ -560,10 +560,9 @@ def check_page(browser: Any, base_url: str, src: str, measure_figures: bool = Fa
             problems += check_accessibility(page, dark=src in AXE_SAMPLE)
 
         # The figures' text for tests/site/test_figure_text.py, on this load: at 1280, then at 390 px, where the
-        # phone's checks go on; in both palettes, then the light one again.
+        # phone's checks go on; in both palettes, then the light one again (measure_page).
         if measure_figures:
             FIGURE_MEASURES[src] = measure_page(page)
-            page.evaluate("document.body.setAttribute('data-md-color-scheme', 'default')")
 
         # On a phone, 390 px wide: no display formula and no code block scrolls sideways without a cue (a fade at
         # the edge it hides more at) and the keyboard focus (assets/javascripts/scroll-cue.js); axe-core again, in

@@ -186,7 +186,8 @@ NO_FADE = """() => {
 
 
 def measure_page(page: Any) -> dict[str, Any]:
-    """One loaded page: its figures at 1280 (both palettes' contrast) and at 390 (inline and enlarged)."""
+    """One loaded page: its figures at 1280 (both palettes' contrast) and at 390 (inline and enlarged). The page is
+    left at 390 px, in the light palette."""
     page.evaluate("document.fonts.ready.then(() => true)")
     wide = page.evaluate(MEASURE, OVERLAP_PX)
     contrast = []
@@ -195,6 +196,7 @@ def measure_page(page: Any) -> dict[str, Any]:
         page.evaluate(f"document.body.setAttribute('data-md-color-scheme', '{scheme}')")
         contrast += [f"{palette} palette: {t['figure']} {t['text']!r} in {t['fill']} on {t['bg']}: {t['ratio']}:1"
                      for t in page.evaluate(FIGURE_TEXT, FIGURE_TEXT_MIN)["low"]]
+    page.evaluate("document.body.setAttribute('data-md-color-scheme', 'default')")  # the light palette again
     page.set_viewport_size(PHONE)
     narrow = page.evaluate(MEASURE, OVERLAP_PX)
     enlarged = page.evaluate(ENLARGED, OVERLAP_PX)
