@@ -1,15 +1,15 @@
 """The built site, in a real browser: Chromium driven by Playwright against ``site/``.
 
-Every page of the ``nav`` of ``mkdocs.yml`` (chapters, labs, reference) is opened from a
-local server and checked: no console error, no request to any host but 127.0.0.1, every
-formula rendered by the vendored KaTeX (no error, no raw control character in its TeX), the file title of every titled code block, a copy
-button on every code block, the lab plots, the notebook download link of the chapters, the
-light/dark toggle, the language switcher, and accessibility: axe-core's rules and the contrast of the figures' text,
-in both palettes (AXE: every page in CI, one per template locally). Each page is loaded once and every check runs on that
-load (its problems are reported together, each naming its check); the DOM is read in one round trip. In CI, or with
-``SELFATTN_SCREENSHOTS=1``, the first 1280 x 900 screen of each page, that screen in the dark palette
-and whole pages are written to ``reports/screenshots/`` (CI keeps it as an artifact): they are for
-people to look at and check nothing (SHOTS). The search is checked too.
+Every page of the ``nav`` of ``mkdocs.yml`` (chapters, labs, reference) is opened from a local server and checked:
+no console error, no request to any host but 127.0.0.1, every formula rendered by the vendored KaTeX (no error, no raw
+control character in its TeX), the file title of every titled code block, a copy button on every code block, the lab
+plots, the notebook download link of the chapters, the light/dark toggle, the language switcher, and accessibility:
+axe-core's rules and the contrast of the figures' text, in both palettes (AXE: one page per template; in CI every
+other page too, and its colors where they differ). Each page is loaded once and every check runs on that load (its
+problems are reported together, each naming its check); the DOM is read in one round trip. In CI, or with
+``SELFATTN_SCREENSHOTS=1``, the first 1280 x 900 screen of each page, that screen in the dark palette and whole pages
+are written to ``reports/screenshots/`` (CI keeps it as an artifact): they are for people to look at and check
+nothing (SHOTS). The search is checked too.
 Timeouts are generous (60 s a page): on a busy machine a slow page is slow, not wrong.
 
 Chromium is found as ``$SELFATTN_CHROMIUM``, ``chromium`` or ``chromium-browser`` on PATH.
@@ -20,6 +20,7 @@ missing browser is a failure: the browser checks must not silently vanish there.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -163,7 +164,7 @@ def _browser_clock() -> None:
 def _timing(_browser_clock: None) -> Iterator[None]:
     yield
     print(f"\nbrowser tests: {time.perf_counter() - _STARTED[0]:.1f} s"
-          + (f" (axe: {len(_AXE_SECONDS)} page(s) in both palettes, {sum(_AXE_SECONDS):.1f} s)" if _AXE_SECONDS else "")
+          + (f" (axe: {len(_AXE_SECONDS)} page check(s), {sum(_AXE_SECONDS):.1f} s)" if _AXE_SECONDS else "")
           + (f" (at 390 px: {len(_PHONE_SECONDS)} page(s), {sum(_PHONE_SECONDS):.1f} s, axe included)"
              if _PHONE_SECONDS else ""))
 
@@ -236,17 +237,16 @@ SWITCHES = {"05-implementation.md": "en", EN + "labs/scaling.py": "zh", EN + "in
 # Accessibility: axe-core (npm, pinned in tools/npm/axe/, installed by `make test` where node and npm are) runs in the page,
 # and any serious or critical violation is a problem of the page. AXE_SAMPLE holds one page of each template (a chapter
 # with code, math and figures, a lab, each edition's preface, the explorer, the API page): axe checks it in the light
-# and the dark palette, at 1280 and again at 390 px. In CI every other page is checked too, in the light palette at
-# 1280 (its own content: images, tables, links, code blocks): the palettes and the phone's layout are the templates'
-# (extra.css), and axe takes about 4 s a run on a long chapter (four runs on each of 60 pages were half of CI's pytest).
-# The figures' text, which axe cannot read, is checked with axe on the sample (both palettes, 1280 and 390 px), and on
-# every page with a figure in both palettes by tests/site/test_figure_text.py.
+# and the dark palette, at 1280 and again at 390 px. In CI every other page is checked too, at 1280 (check_content):
+# axe's rules on the whole page but COLOR_RULES, and COLOR_RULES, in both palettes, on what its article shows that no
+# page of the sample does (color_checks). The figures' text, which axe cannot read, is checked with axe on the sample
+# (both palettes, 1280 and 390 px), and on every page with a figure in both palettes by tests/site/test_figure_text.py.
 AXE = ROOT / "tools" / "npm" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 AXE_IN_CI = bool(os.environ.get("CI"))
 AXE_SAMPLE = {"03-qkv-formula.md", "labs/scaling.py", "index.md", EN + "index.md", EN + "explorer.md", EN + "reference/api.md"}
 AXE_FAILING = ("serious", "critical")
 AXE_NODES_SHOWN = 3
-# axe's run (all its rules), reduced to what a failure names; colour transitions off first, so that the colours it
+# axe's run (all its rules), reduced to what a failure names; color transitions off first, so that the colors it
 # reads are the palette's and not a frame of material's fade from one palette to the other. The print page's sections
 # are rendered too: extra.css skips the layout of the sections out of view (content-visibility: auto, each a
 # placeholder 8000 px high), so axe, which reads positions, found the API page's make_inputs heading on top of the
@@ -266,13 +266,73 @@ AXE_RUN = """async (args) => {
 }"""
 
 
-_AXE_SECONDS: list[float] = []  # each page's accessibility check (both palettes), for the timing line
+# axe's rules that read colors off the laid-out page. A page's colors are its stylesheets' (material's and extra.css,
+# the same on every page of a template) on the classes of its content. So outside the sample they run only on the
+# elements of a class that no page of the sample has, on the first page of the nav that has it, and on the whole
+# article of a page where an element has a style of its own (color_checks). They cost three quarters of axe's time on a
+# chapter (2.6 of 3.4 CPU-seconds of Chromium on 07-pitfalls), and axe on the 58 pages outside the sample took about 200
+# of the 500 CPU-seconds that Chromium spent in a CI run.
+COLOR_RULES = ["color-contrast", "link-in-text-block"]
+OWN_COLORS = "data-sa-own-colors"
+MARK_OWN_COLORS = """(classes) => {
+  // The article's elements outside the figures' SVG with one of ``classes`` (all of them if ``classes`` is null).
+  const own = [...document.querySelectorAll('article *')].filter((e) => !e.closest('svg')
+    && (classes === null || classes.some((c) => e.classList.contains(c))));
+  own.forEach((e) => e.setAttribute('OWN', ''));
+  return own.length;
+}""".replace("OWN", OWN_COLORS)
+
+
+def article_classes(html: str) -> tuple[set[str], bool]:
+    """The classes of the elements of a built page's article, outside its figures' SVG, and whether one of them has a
+    style attribute (what the build wrote; the templates' scripts add the same on every page)."""
+    import lxml.html
+
+    classes: set[str] = set()
+    styled = False
+    stack = list(lxml.html.fromstring(html).iter("article"))
+    while stack:
+        el = stack.pop()
+        if el.tag == "svg":
+            continue
+        classes.update((el.get("class") or "").split())
+        styled = styled or el.get("style") is not None
+        stack.extend(child for child in el if isinstance(child.tag, str))
+    return classes, styled
+
+
+def color_checks(built: dict[str, tuple[set[str], bool]], sample: set[str]) -> dict[str, list[str] | None]:
+    """Where COLOR_RULES look outside the sample, from each page's ``article_classes`` in nav order: page -> the
+    classes to check there (each class that no page of ``sample`` has, on the first page that has it), or None for
+    the whole article of a page with a style of its own. Pages with nothing to check are left out."""
+    seen = set().union(*(built[src][0] for src in sample))
+    checks: dict[str, list[str] | None] = {}
+    for src, (classes, styled) in built.items():
+        if src in sample:
+            continue
+        if styled:
+            checks[src] = None
+        elif new := sorted(classes - seen):
+            checks[src] = new
+        seen |= classes
+    return checks
+
+
+@functools.cache
+def color_checks_of_the_site() -> dict[str, list[str] | None]:
+    """color_checks of the built site's pages (read once per process)."""
+    built = {src: article_classes((ROOT / "site" / page_url(src) / "index.html").read_text(encoding="utf-8"))
+             for src in PAGES}
+    return color_checks(built, AXE_SAMPLE)
+
+
+_AXE_SECONDS: list[float] = []  # each accessibility check of a page (axe), for the timing line
 _PHONE_SECONDS: list[float] = []  # each page's checks at 390 px (phone_problems), for the timing line
 
 
 def axe_pages() -> set[str]:
-    """The pages axe checks: every page in CI (the sample in both palettes and at 390 px, the rest in the light
-    palette at 1280), the sample locally."""
+    """The pages axe checks: every page in CI (the sample with check_accessibility, in both palettes and at 390 px, the
+    rest with check_content, at 1280), the sample locally."""
     return set(PAGES) if AXE_IN_CI else AXE_SAMPLE
 
 
@@ -287,18 +347,16 @@ def axe_problems(violations: list[dict[str, Any]], palette: str) -> list[str]:
     return problems
 
 
-def check_accessibility(page: Any, dark: bool = True) -> list[str]:
-    """axe-core on the page as it is, in the light palette. With ``dark`` (the sample of the templates, and the other
-    callers): the figures' text too, then both again in the dark palette (the palette toggle), then light again.
-    Without ``dark`` (CI's other pages) axe runs once: the palettes are the templates', and the figures' text of every
-    page with a figure is measured in both palettes by tests/site/test_figure_text.py. Without axe installed: a
-    problem in CI, nothing locally (test_axe_is_installed says why it is skipped)."""
+def check_accessibility(page: Any) -> list[str]:
+    """axe-core and the figures' text on the page as it is, in the light palette, then in the dark palette (the palette
+    toggle), then light again. Without axe installed: a problem in CI, nothing locally (test_axe_is_installed says
+    why it is skipped)."""
     if not AXE.exists():
         return ["axe-core is not installed (make axe)"] if AXE_IN_CI else []
     start = time.perf_counter()
     page.add_script_tag(path=str(AXE))
     problems = []
-    for palette, scheme in (("light", "default"), ("dark", "slate"))[: 2 if dark else 1]:
+    for palette, scheme in (("light", "default"), ("dark", "slate")):
         if page.evaluate("document.body.getAttribute('data-md-color-scheme')") != scheme:
             page.evaluate(TOGGLE)
             try:
@@ -307,14 +365,32 @@ def check_accessibility(page: Any, dark: bool = True) -> list[str]:
                 problems.append(f"axe: the palette toggle did not reach {scheme!r}")
                 continue
         problems += axe_problems(page.evaluate(AXE_RUN), palette)
-        if dark:
-            problems += [f"figure text, {palette} palette: {t['figure']} {t['text']!r} in {t['fill']} on {t['bg']}: "
-                         f"{t['ratio']}:1 (at least {FIGURE_TEXT_MIN}:1)"
-                         for t in page.evaluate(FIGURE_TEXT, FIGURE_TEXT_MIN)["low"]]
-    if dark:
-        page.evaluate(TOGGLE)
-        with contextlib.suppress(Exception):
-            page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=30_000)
+        problems += [f"figure text, {palette} palette: {t['figure']} {t['text']!r} in {t['fill']} on {t['bg']}: "
+                     f"{t['ratio']}:1 (at least {FIGURE_TEXT_MIN}:1)"
+                     for t in page.evaluate(FIGURE_TEXT, FIGURE_TEXT_MIN)["low"]]
+    page.evaluate(TOGGLE)
+    with contextlib.suppress(Exception):
+        page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=30_000)
+    _AXE_SECONDS.append(time.perf_counter() - start)
+    return problems
+
+
+def check_content(page: Any, own: list[str] | None) -> list[str]:
+    """axe-core on a page outside the sample, at 1280 in the light palette: every rule but COLOR_RULES on the whole
+    page, then COLOR_RULES in both palettes on the elements of its article with a class in ``own``, or on all of them
+    if ``own`` is None (color_checks; nothing if ``own`` is empty). Without axe installed: as check_accessibility."""
+    if not AXE.exists():
+        return ["axe-core is not installed (make axe)"] if AXE_IN_CI else []
+    start = time.perf_counter()
+    page.add_script_tag(path=str(AXE))
+    rest = {"rules": {rule: {"enabled": False} for rule in COLOR_RULES}}
+    problems = axe_problems(page.evaluate(AXE_RUN, [None, rest]), "light")
+    if own != [] and page.evaluate(MARK_OWN_COLORS, own):
+        for palette, scheme in (("light", "default"), ("dark", "slate")):
+            page.evaluate(f"document.body.setAttribute('data-md-color-scheme', '{scheme}')")
+            context = {"include": [[f"[{OWN_COLORS}]"]]}
+            problems += axe_problems(page.evaluate(AXE_RUN, [context, {"runOnly": COLOR_RULES}]), palette)
+        page.evaluate("document.body.setAttribute('data-md-color-scheme', 'default')")
     _AXE_SECONDS.append(time.perf_counter() - start)
     return problems
 
@@ -555,9 +631,11 @@ def check_page(browser: Any, base_url: str, src: str, measure_figures: bool = Fa
         ]
 
         # Accessibility (axe-core): with the collapsed blocks open (SCROLLING_CODE opened them); in both palettes on
-        # the sample of the templates, in the light one on the other pages (CI).
-        if src in axe_pages():
-            problems += check_accessibility(page, dark=src in AXE_SAMPLE)
+        # the sample of the templates, and on the other pages what their content adds to their template (CI).
+        if src in AXE_SAMPLE:
+            problems += check_accessibility(page)
+        elif src in axe_pages():
+            problems += check_content(page, color_checks_of_the_site().get(src, []))
 
         # The figures' text for tests/site/test_figure_text.py, on this load: at 1280, then at 390 px, where the
         # phone's checks go on; in both palettes, then the light one again (measure_page).
@@ -1033,3 +1111,43 @@ def test_axe_finds_what_it_must(browser: Any, base_url: str) -> None:
     assert any(p.startswith("axe, light palette: color-contrast (serious") and "#faint" in p for p in problems), problems
     assert any(p.startswith("axe, dark palette: aria-dialog-name (serious") for p in problems), problems
     assert any(p.startswith("figure text, light palette: fig-0-1 'faint label' in rgb(187, 187, 187)") for p in problems), problems
+
+
+def test_check_content_finds_what_it_must(browser: Any, base_url: str) -> None:
+    """On a page outside the sample, axe's other rules run on the whole page and COLOR_RULES on the elements of the
+    classes given, in both palettes: an image without alt text anywhere, and a faint class that is dark-on-dark in the
+    dark palette only, are named; the same faint text under a class not given is left to the sample's check."""
+    if not AXE.exists():
+        pytest.skip("axe-core is not installed (test_axe_is_installed)")
+    with visit(browser, base_url + page_url(EN + "01-problem.md")) as (page, _):
+        page.evaluate("""() => {
+          const style = document.createElement('style');
+          style.textContent = '[data-md-color-scheme=slate] .sa-faint, .sa-sampled { color: #333333 }';
+          document.head.appendChild(style);
+          const article = document.querySelector('article');
+          for (const name of ['sa-faint', 'sa-sampled']) {
+            const p = document.createElement('p'); p.className = name; p.textContent = name + ' text';
+            article.prepend(p);
+          }
+          const img = document.createElement('img'); img.src = 'data:image/gif;base64,R0lGODlhAQABAAAAACw=';
+          img.id = 'no-alt'; article.append(img);
+        }""")
+        problems = check_content(page, ["sa-faint"])
+    assert any(p.startswith("axe, light palette: image-alt (critical") and "#no-alt" in p for p in problems), problems
+    assert any(p.startswith("axe, dark palette: color-contrast (serious") and ".sa-faint" in p for p in problems), problems
+    assert not any("sa-sampled" in p or "light palette: color-contrast" in p for p in problems), problems
+
+
+def test_color_rules_look_at_each_class_the_sample_lacks_once() -> None:
+    """color_checks: a class of no sample page is checked on the first page that has it, and only there; a page with
+    a style of its own gets the whole article checked; the rest need nothing. article_classes reads the article only,
+    and no figure's SVG."""
+    html = ('<html><body><nav class="md-nav"></nav><article class="md-content__inner">'
+            '<div class="admonition warning"><p class="admonition-title">Note</p></div>'
+            '<svg class="sa-plot"><text class="tick" style="fill: red">1</text></svg></article></body></html>')
+    assert article_classes(html) == ({"md-content__inner", "admonition", "warning", "admonition-title"}, False)
+    assert article_classes(html.replace("<p class", '<p style="color: red" class'))[1] is True
+    built = {"sample.md": ({"highlight", "k"}, False), "a.md": ({"highlight", "k", "vm"}, False),
+             "b.md": ({"k", "vm", "go", "nd"}, False), "c.md": ({"k"}, True), "d.md": ({"nd"}, False)}
+    assert color_checks(built, {"sample.md"}) == {"a.md": ["vm"], "b.md": ["go", "nd"], "c.md": None}
+
