@@ -235,15 +235,16 @@ SWITCHES = {"05-implementation.md": "en", EN + "labs/scaling.py": "zh", EN + "in
 
 
 # Accessibility: axe-core (npm, pinned in tools/npm/axe/, installed by `make test` where node and npm are) runs in the page,
-# and any serious or critical violation is a problem of the page. AXE_SAMPLE holds one page of each template (a chapter
-# with code, math and figures, a lab, each edition's preface, the explorer, the API page): axe checks it in the light
-# and the dark palette, at 1280 and again at 390 px. In CI every other page is checked too, at 1280 (check_content):
+# and any serious or critical violation is a problem of the page. AXE_SAMPLE holds one page of each template: a chapter
+# with code, titled blocks, math, figures, notes and an admonition (08-engineering, a fifth of the bytes of chapter 3, on
+# which axe took 32 CPU-seconds of Chromium), a lab, each edition's preface, the explorer and the API page. axe checks
+# it in the light and the dark palette, at 1280 and again at 390 px. In CI every other page is checked too, at 1280 (check_content):
 # axe's rules on the whole page but COLOR_RULES, and COLOR_RULES, in both palettes, on what its article shows that no
 # page of the sample does (color_checks). The figures' text, which axe cannot read, is checked with axe on the sample
 # (both palettes, 1280 and 390 px), and on every page with a figure in both palettes by tests/site/test_figure_text.py.
 AXE = ROOT / "tools" / "npm" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 AXE_IN_CI = bool(os.environ.get("CI"))
-AXE_SAMPLE = {"03-qkv-formula.md", "labs/scaling.py", "index.md", EN + "index.md", EN + "explorer.md", EN + "reference/api.md"}
+AXE_SAMPLE = {"08-engineering.md", "labs/scaling.py", "index.md", EN + "index.md", EN + "explorer.md", EN + "reference/api.md"}
 AXE_FAILING = ("serious", "critical")
 AXE_NODES_SHOWN = 3
 # axe's run (all its rules), reduced to what a failure names; color transitions off first, so that the colors it
@@ -319,9 +320,9 @@ def color_checks(built: dict[str, tuple[set[str], bool]], sample: set[str]) -> d
 
 
 @functools.cache
-def color_checks_of_the_site() -> dict[str, list[str] | None]:
+def color_checks_of_the_site(site_dir: Path) -> dict[str, list[str] | None]:
     """color_checks of the built site's pages (read once per process)."""
-    built = {src: article_classes((ROOT / "site" / page_url(src) / "index.html").read_text(encoding="utf-8"))
+    built = {src: article_classes((site_dir / page_url(src) / "index.html").read_text(encoding="utf-8"))
              for src in PAGES}
     return color_checks(built, AXE_SAMPLE)
 
@@ -513,7 +514,7 @@ TOGGLE = """() => {
 }"""
 
 
-def check_page(browser: Any, base_url: str, src: str, measure_figures: bool = False) -> list[str]:
+def check_page(browser: Any, base_url: str, site_dir: Path, src: str, measure_figures: bool = False) -> list[str]:
     """Open one page of the nav, check it, screenshot it in both palettes; return the problems found.
 
     One page load; the DOM is read in one round trip (PAGE_FACTS), then the notebook is fetched, the
@@ -635,7 +636,7 @@ def check_page(browser: Any, base_url: str, src: str, measure_figures: bool = Fa
         if src in AXE_SAMPLE:
             problems += check_accessibility(page)
         elif src in axe_pages():
-            problems += check_content(page, color_checks_of_the_site().get(src, []))
+            problems += check_content(page, color_checks_of_the_site(site_dir).get(src, []))
 
         # The figures' text for tests/site/test_figure_text.py, on this load: at 1280, then at 390 px, where the
         # phone's checks go on; in both palettes, then the light one again (measure_page).
@@ -803,8 +804,8 @@ LAID_OUT_NEAR_THE_VIEW = """() => {
 # took 90-100 s per palette (374 s of a CI run's 558): it lays out all of the 6 MB page, even for a context that
 # excludes most of it (30 s a run). The order, the math and the links of the whole print page are the tests above and
 # tests/site/test_links.py.
-# The kept chapter: code, a titled block, math, figures, collapsed notes and an admonition, in a fifth of the bytes of
-# chapter 3 (its page is in AXE_SAMPLE), on which axe took 13 s of this test's 24.
+# The kept chapter: code, a titled block, math, figures, collapsed notes and an admonition (the chapter of AXE_SAMPLE).
+# Chapter 3, five times its bytes, took 13 s of this test's 24 in axe.
 PRINT_CHAPTER = "08-engineering"
 PRINT_TOC = "#print-page-toc"  # display: none on screen, laid out on paper
 PRINT_KEEP = """(kept) => {
@@ -884,7 +885,7 @@ WORKERS = int(os.environ.get("SELFATTN_BROWSER_WORKERS", min(4, os.cpu_count() o
 
 
 @pytest.fixture(scope="session")
-def page_problems(chromium: str, base_url: str, request: pytest.FixtureRequest) -> dict[str, list[str]]:
+def page_problems(chromium: str, base_url: str, site_dir: Path, request: pytest.FixtureRequest) -> dict[str, list[str]]:
     """Check the selected pages of the nav, in WORKERS threads with a browser each; map each page to its problems."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     results: dict[str, list[str]] = {}
@@ -902,7 +903,7 @@ def page_problems(chromium: str, base_url: str, request: pytest.FixtureRequest) 
         with launch(chromium) as b:
             for src in share:
                 try:
-                    results[src] = check_page(b, base_url, src, src in measured)
+                    results[src] = check_page(b, base_url, site_dir, src, src in measured)
                 except (PlaywrightError, ValueError, KeyError, TypeError, OSError):  # reported by that page's test
                     results[src] = [traceback.format_exc()]
 
@@ -918,10 +919,11 @@ def figure_text_pages(request: pytest.FixtureRequest) -> set[str]:
 
 
 @pytest.mark.parametrize("src", PAGES, ids=_slug)
-def test_page(page_problems: dict[str, list[str]], base_url: str, src: str, request: pytest.FixtureRequest) -> None:
+def test_page(page_problems: dict[str, list[str]], base_url: str, site_dir: Path, src: str,
+              request: pytest.FixtureRequest) -> None:
     """No console error, no non-local request, math rendered, titles, copy buttons, plots, toggle, links, switcher."""
     if src not in page_problems:  # under xdist: this worker's browser checks this page now
-        page_problems[src] = check_page(request.getfixturevalue("browser"), base_url, src,
+        page_problems[src] = check_page(request.getfixturevalue("browser"), base_url, site_dir, src,
                                         src in figure_text_pages(request))
     problems = page_problems[src]
     assert not problems, f"{src} ({base_url}{page_url(src)}):\n  " + "\n  ".join(problems)
