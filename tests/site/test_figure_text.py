@@ -98,14 +98,15 @@ def test_the_enlarged_figure_is_accessible(browser: Any, base_url: str) -> None:
             assert b["sameArticle"] and b["stayed"] and b["path"].endswith("/en/08-multihead/"), (width, b)
 
 
-def test_the_page_test_knows_this_test_by_its_node_id(request: pytest.FixtureRequest) -> None:
+def test_the_page_test_knows_this_test_by_its_node_id() -> None:
     """test_page measures the figures for this test, and the root conftest.py runs the two tests of a page one after
-    the other, by the node ids of tools/testing/browser.py: they must be these tests' ids."""
+    the other, by the node ids of tools/testing/browser.py: they must be these tests' ids (whatever a run selects)."""
+    from tests.site import test_browser
+
     this = test_figure_text_is_large_enough_apart_and_legible.__name__
     assert FIGURE_TEXT_TEST == f"tests/site/test_figure_text.py::{this}["
-    assert PAGE_TEST == "tests/site/test_browser.py::test_page["
-    ids = [i.nodeid for i in request.session.items]
-    assert any(i.startswith(PAGE_TEST) for i in ids) == any(i.startswith(FIGURE_TEXT_TEST) for i in ids)
+    assert PAGE_TEST == f"tests/site/test_browser.py::{test_browser.test_page.__name__}["
+    assert Path(test_browser.__file__).resolve() == ROOT / "tests" / "site" / "test_browser.py"
 
 
 def test_figure_pages_are_the_chapters_with_figures() -> None:

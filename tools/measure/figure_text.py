@@ -132,8 +132,10 @@ ENLARGED = """async (overlapPx) => {
 # figure lies under is on the page's background, and must stand out from it by 4.5:1 in either palette. Text in the
 # book's ink (selfattn.plot.INK, drawn as currentColor) is the page's text colour; a label in a colour of its own
 # (a head's colour) was 3.1:1 in the light palette and 3.6:1 in the dark one. Text on a cell of a heatmap is black or
-# white, whichever stands out more (selfattn.plot.text_color), and is counted, not measured.
-FIGURE_TEXT = """(min) => {
+# white, whichever stands out more (selfattn.plot.text_color), and is counted, not measured. Which text lies on the
+# background does not change with the palette: with ``again``, the texts found by the last call are measured in the
+# palette now shown, without scrolling and hit-testing every text again (half of the call on a chapter with 10 figures).
+FIGURE_TEXT = """([min, again]) => {
   const rgba = (c) => { const m = (c || '').match(/[\\d.]+/g); if (!m) return null;
     const v = m.map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
   const lin = (x) => { x /= 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; };
@@ -142,33 +144,41 @@ FIGURE_TEXT = """(min) => {
   const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
   let bg = rgba(getComputedStyle(document.body).backgroundColor);
   if (!bg || bg[3] === 0) bg = [255, 255, 255, 1];
-  const out = {checked: 0, onShapes: 0, low: []};
-  for (const figure of document.querySelectorAll('figure.sa-figure')) {
-    const svg = (SHOWN_SVG)(figure);
-    if (!svg) continue;
-    figure.scrollIntoView({block: 'center'});
-    for (const text of svg.querySelectorAll('text')) {
-      let r = text.getBoundingClientRect();
-      if (!r.width || !r.height) continue;
-      if (r.top < 0 || r.bottom > innerHeight) {  // a figure taller than the screen: what lies under is found on screen
-        window.scrollBy(0, r.top - innerHeight / 2);
-        r = text.getBoundingClientRect();
+  if (!again || !window.__saOnBackground) {
+    const found = {texts: [], onShapes: 0};
+    for (const figure of document.querySelectorAll('figure.sa-figure')) {
+      const svg = (SHOWN_SVG)(figure);
+      if (!svg) continue;
+      figure.scrollIntoView({block: 'center'});
+      for (const text of svg.querySelectorAll('text')) {
+        let r = text.getBoundingClientRect();
+        if (!r.width || !r.height) continue;
+        if (r.top < 0 || r.bottom > innerHeight) {  // a figure taller than the screen: what lies under is found on screen
+          window.scrollBy(0, r.top - innerHeight / 2);
+          r = text.getBoundingClientRect();
+        }
+        const under = document.elementsFromPoint(r.x + r.width / 2, r.y + r.height / 2)
+          .filter((e) => e !== text && !text.contains(e) && svg.contains(e) && e !== svg
+                  && !['g', 'text', 'tspan', 'defs', 'clipPath'].includes(e.localName));
+        if (under.length) found.onShapes++;
+        else found.texts.push([figure.id, text]);
       }
-      const under = document.elementsFromPoint(r.x + r.width / 2, r.y + r.height / 2)
-        .filter((e) => e !== text && !text.contains(e) && svg.contains(e) && e !== svg
-                && !['g', 'text', 'tspan', 'defs', 'clipPath'].includes(e.localName));
-      if (under.length) { out.onShapes++; continue; }
-      const style = getComputedStyle(text);
-      const fill = rgba(style.fill);
-      if (!fill) continue;
-      const alpha = fill[3] * Number(style.fillOpacity || 1) * Number(style.opacity || 1);
-      const c = ratio(over(fill, alpha, bg), bg);
-      out.checked++;
-      if (c < min) out.low.push({figure: figure.id, text: text.textContent.trim().slice(0, 30), fill: style.fill,
-                                  bg: `rgb(${bg.slice(0, 3).join(', ')})`, ratio: Math.round(c * 100) / 100});
     }
+    window.scrollTo(0, 0);
+    window.__saOnBackground = found;
   }
-  window.scrollTo(0, 0);
+  const found = window.__saOnBackground;
+  const out = {checked: 0, onShapes: found.onShapes, low: []};
+  for (const [figure, text] of found.texts) {
+    const style = getComputedStyle(text);
+    const fill = rgba(style.fill);
+    if (!fill) continue;
+    const alpha = fill[3] * Number(style.fillOpacity || 1) * Number(style.opacity || 1);
+    const c = ratio(over(fill, alpha, bg), bg);
+    out.checked++;
+    if (c < min) out.low.push({figure, text: text.textContent.trim().slice(0, 30), fill: style.fill,
+                               bg: `rgb(${bg.slice(0, 3).join(', ')})`, ratio: Math.round(c * 100) / 100});
+  }
   return out;
 }"""
 FIGURE_TEXT_MIN = 4.5
@@ -195,7 +205,7 @@ def measure_page(page: Any) -> dict[str, Any]:
     for palette, scheme in (("light", "default"), ("dark", "slate")):
         page.evaluate(f"document.body.setAttribute('data-md-color-scheme', '{scheme}')")
         contrast += [f"{palette} palette: {t['figure']} {t['text']!r} in {t['fill']} on {t['bg']}: {t['ratio']}:1"
-                     for t in page.evaluate(FIGURE_TEXT, FIGURE_TEXT_MIN)["low"]]
+                     for t in page.evaluate(FIGURE_TEXT, [FIGURE_TEXT_MIN, scheme == "slate"])["low"]]
     page.evaluate("document.body.setAttribute('data-md-color-scheme', 'default')")  # the light palette again
     page.set_viewport_size(PHONE)
     narrow = page.evaluate(MEASURE, OVERLAP_PX)
