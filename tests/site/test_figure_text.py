@@ -45,6 +45,27 @@ def test_figure_text_is_large_enough_apart_and_legible(browser: Any, base_url: s
     assert not problems, f"{src} ({page_url(src)}):\n  " + "\n  ".join(problems)
 
 
+def test_a_label_faint_in_one_palette_is_named_in_that_palette(browser: Any, base_url: str) -> None:  # noqa: F811
+    """measure_page reads each palette's colors: a label that is faint in the dark palette only, or in the light one
+    only, is named with that palette (the dark pass measures the texts that the light pass found on the background)."""
+    with visit(browser, base_url + page_url(EN + "08-engineering.md")) as (page, _):
+        label = page.evaluate("""() => {
+          const texts = [...document.querySelectorAll('figure.sa-figure svg.sa-figure__wide text')]
+            .filter((t) => t.textContent.trim().length > 2);
+          texts[0].classList.add('sa-dark-faint'); texts[1].classList.add('sa-light-faint');
+          const style = document.createElement('style');
+          style.textContent = '[data-md-color-scheme=slate] .sa-dark-faint { fill: #333333 !important }'
+            + ' [data-md-color-scheme=default] .sa-light-faint { fill: #dddddd !important }';
+          document.head.appendChild(style);
+          return [texts[0].textContent.trim().slice(0, 30), texts[1].textContent.trim().slice(0, 30)];
+        }""")
+        contrast = measure_page(page)["contrast"]
+    assert [c for c in contrast if repr(label[0]) in c] and all(c.startswith("dark palette") for c in contrast
+                                                                if repr(label[0]) in c), contrast
+    assert [c for c in contrast if repr(label[1]) in c] and all(c.startswith("light palette") for c in contrast
+                                                                if repr(label[1]) in c), contrast
+
+
 # Before Back: the second figure in the middle of the screen; the page and its article marked. After: what stayed.
 BACK_BEFORE = """() => {
   document.querySelectorAll('figure.sa-figure')[1].scrollIntoView({block: 'center'});
