@@ -331,12 +331,6 @@ _AXE_SECONDS: list[float] = []  # each accessibility check of a page (axe), for 
 _PHONE_SECONDS: list[float] = []  # each page's checks at 390 px (phone_problems), for the timing line
 
 
-def axe_pages() -> set[str]:
-    """The pages axe checks: every page in CI (the sample with check_accessibility, in both palettes and at 390 px, the
-    rest with check_content, at 1280), the sample locally."""
-    return set(PAGES) if AXE_IN_CI else AXE_SAMPLE
-
-
 def axe_problems(violations: list[dict[str, Any]], palette: str) -> list[str]:
     """One problem per serious or critical violation: the palette, the rule, how many nodes, and the first ones."""
     problems = []
@@ -632,10 +626,10 @@ def check_page(browser: Any, base_url: str, site_dir: Path, src: str, measure_fi
         ]
 
         # Accessibility (axe-core): with the collapsed blocks open (SCROLLING_CODE opened them); in both palettes on
-        # the sample of the templates, and on the other pages what their content adds to their template (CI).
+        # the sample of the templates, and in CI on every other page what its content adds to its template.
         if src in AXE_SAMPLE:
             problems += check_accessibility(page)
-        elif src in axe_pages():
+        elif AXE_IN_CI:
             problems += check_content(page, color_checks_of_the_site(site_dir).get(src, []))
 
         # The figures' text for tests/site/test_figure_text.py, on this load: at 1280, then at 390 px, where the
