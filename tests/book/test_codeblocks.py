@@ -9,6 +9,7 @@ instead of running it again (conftest.py): only comments and assertion messages 
 from __future__ import annotations
 
 import shutil
+import os
 import subprocess
 import sys
 import tempfile
@@ -113,7 +114,8 @@ def test_a_session_runs_a_shared_program_once() -> None:
         log = folder / "runs.txt"
         zh, en = _pages(folder, log)
         run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                              str(zh), str(en)], cwd=ROOT, capture_output=True, text=True)
+                              str(zh), str(en)], cwd=ROOT, capture_output=True, text=True,
+                             env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})  # not the outer run's options
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
         assert sorted(log.read_text().split()) == ["en-2", "zh-1", "zh-2"]  # en-1 is zh-1's program: it ran once
     finally:

@@ -18,7 +18,8 @@ import torch
 from tools.measure import gpu_check
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+# The nested pytest runs read no PYTEST_ADDOPTS of the outer run: with a -v there, --collect-only -q printed a tree.
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
