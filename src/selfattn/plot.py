@@ -44,13 +44,17 @@ def narrow() -> bool:
 
 
 def figure(nrows: int = 1, ncols: int = 1, *,
-           size: tuple[float, float] = (6.0, 3.0)) -> tuple[Figure, Any]:
+           size: tuple[float, float] = (6.0, 3.0),
+           letters: bool = False) -> tuple[Figure, Any]:
     """A figure in the book's style and its axes; ``size`` in inches, width <= 7.
 
     In a narrow variant (:func:`narrow`) the figure is at most ``STACKED_IN`` wide
     and its panels are stacked: a row of two or three becomes a column, more
     panels go two to a row (1 × 4 becomes 2 × 2). A row keeps its height. The
-    axes come in the shape asked for, so one code draws both variants."""
+    axes come in the shape asked for, so one code draws both variants.
+    With ``letters`` each panel is titled (a), (b), ... at its top left, in the
+    order of the axes, so that a caption names a panel by its letter, not by a
+    place that stacking changes."""
     import matplotlib
     from cycler import cycler
     from matplotlib.figure import Figure
@@ -81,6 +85,9 @@ def figure(nrows: int = 1, ncols: int = 1, *,
     for ax in axes[nrows * ncols:]:  # 凑不满一行时多出的格子
         ax.remove()
     axes = axes[: nrows * ncols]  # 按要的形状返回，和 fig.subplots 一样
+    if letters:  # 面板按给定的顺序标 (a)、(b)……，堆叠后字母跟着面板走
+        for ax, letter in zip(axes, "abcdefghijklmnopqrstuvwxyz", strict=False):
+            ax.set_title(f"({letter})", loc="left", fontweight="bold")
     if nrows == ncols == 1:
         return fig, axes[0]
     return fig, axes.reshape(nrows, ncols) if min(nrows, ncols) > 1 else axes
