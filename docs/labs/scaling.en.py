@@ -112,7 +112,7 @@ NAMES = {"unscaled": "unscaled", "/ sqrt(d_k)": "÷√dₖ", "/ d_k": "÷dₖ"} 
 
 
 def draw():
-    fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.2))
+    fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.2), letters=True)
     for name in SCALES:
         ax1.semilogx(D_KS, max_w[name], "o-", base=2, label=NAMES[name])
         ax2.semilogx(D_KS, entropy[name], "o-", base=2, label=NAMES[name])
@@ -134,9 +134,9 @@ plot.show(
     "Softmax saturation with n = 16 keys. Unscaled, the mean maximum weight rises "
     "toward 1 and the entropy falls toward 0. Divided by dₖ, the weights become "
     "uniform. Divided by √dₖ, both curves are flat.",
-    "Two line plots against dₖ, one line per scaling. Left, the mean maximum weight. "
+    "Two line plots against dₖ, one line per scaling. (a) The mean maximum weight. "
     "The unscaled line rises toward 1, the √dₖ line is flat, and the dₖ line falls "
-    "to the dotted 1/n level. Right, the mean entropy. The unscaled line falls toward "
+    "to the dotted 1/n level. (b) The mean entropy. The unscaled line falls toward "
     "0, the √dₖ line is flat, and the dₖ line rises to the dashed log n level.",
 )
 
@@ -231,7 +231,7 @@ ratio = [a / b for a, b in zip(w_norm["unscaled"], w_norm["/ sqrt(d_k)"], strict
 
 
 def draw():
-    fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.4))
+    fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.4), letters=True)
     for name, color in zip(("unscaled", "/ sqrt(d_k)"), plot.HEAD_COLORS, strict=False):
         for ys, style, what in ((q_mean, "o-", "mean"), (q_median, "s--", "median")):
             ax1.loglog(D_KS, ys[name], style, color=color, base=2,
@@ -250,12 +250,12 @@ def draw():
 
 plot.show(
     draw,
-    "Left, the gradient at q, per row. Unscaled, the median collapses toward 0 while "
-    "the mean grows. Scaled, the mean and the median coincide. Right, the unscaled "
+    "(a) The gradient at q, per row. Unscaled, the median collapses toward 0 while "
+    "the mean grows. Scaled, the mean and the median coincide. (b) The unscaled "
     "gradient of W_q is several times the scaled one.",
-    "Left, a log-log plot of the mean and the median gradient norm at q against dₖ. "
+    "(a) A log-log plot of the mean and the median gradient norm at q against dₖ. "
     "The unscaled median drops steeply and the unscaled mean rises. The two scaled "
-    "lines lie together and are flat. Right, the ratio of the unscaled to the scaled "
+    "lines lie together and are flat. (b) The ratio of the unscaled to the scaled "
     "gradient norm of W_q, which rises above the dotted line at 1.",
 )
 

@@ -111,7 +111,7 @@ NAMES = {"unscaled": "unscaled", "/ sqrt(d_k)": "÷√dₖ", "/ d_k": "÷dₖ"} 
 
 
 def draw():
-    fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.2))
+    fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.2), letters=True)
     for name in SCALES:
         ax1.semilogx(D_KS, max_w[name], "o-", base=2, label=NAMES[name])
         ax2.semilogx(D_KS, entropy[name], "o-", base=2, label=NAMES[name])
@@ -132,8 +132,8 @@ plot.show(
     draw,
     "n = 16 个键时 softmax 的饱和。不缩放时平均最大权重趋向 1，熵趋向 0；除以 dₖ 时权"
     "重趋于均匀；除以 √dₖ 时两条曲线都是平的。",
-    "两幅随 dₖ 变化的折线图，每种缩放一条线。左图是平均最大权重：不缩放的线升向 1，"
-    "√dₖ 的线是平的，dₖ 的线降到点线 1/n。右图是平均熵：不缩放的线降向 0，√dₖ 的线是"
+    "两幅随 dₖ 变化的折线图，每种缩放一条线。（a）是平均最大权重：不缩放的线升向 1，"
+    "√dₖ 的线是平的，dₖ 的线降到点线 1/n。（b）是平均熵：不缩放的线降向 0，√dₖ 的线是"
     "平的，dₖ 的线升到虚线 log n。",
 )
 
@@ -226,7 +226,7 @@ ratio = [a / b for a, b in zip(w_norm["unscaled"], w_norm["/ sqrt(d_k)"], strict
 
 
 def draw():
-    fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.4))
+    fig, (ax1, ax2) = plot.figure(1, 2, size=(6.7, 3.4), letters=True)
     for name, color in zip(("unscaled", "/ sqrt(d_k)"), plot.HEAD_COLORS, strict=False):
         for ys, style, what in ((q_mean, "o-", "mean"), (q_median, "s--", "median")):
             ax1.loglog(D_KS, ys[name], style, color=color, base=2,
@@ -245,11 +245,11 @@ def draw():
 
 plot.show(
     draw,
-    "左：每行在 q 处的梯度。不缩放时中位数塌向 0，均值却增大；缩放后均值与中位数重合。"
-    "右：不缩放时 W_q 的梯度是缩放时的数倍。",
-    "左图是 q 处梯度范数的均值与中位数随 dₖ 变化的双对数图：不缩放的中位数急剧下降，均"
-    "值上升；缩放后的两条线重合，而且是平的。右图是 W_q 梯度范数之比（不缩放 / 缩放），"
-    "升到点线 1 之上。",
+    "（a）每行在 q 处的梯度。不缩放时中位数塌向 0，均值却增大；缩放后均值与中位数重合。"
+    "（b）不缩放时 W_q 的梯度是缩放时的数倍。",
+    "（a）是 q 处梯度范数的均值与中位数随 dₖ 变化的双对数图：不缩放的中位数急剧下降，"
+    "均值上升；缩放后的两条线重合，而且是平的。（b）是 W_q 梯度范数之比（不缩放 / "
+    "缩放），升到点线 1 之上。",
 )
 
 un_mean, un_med = q_mean["unscaled"], q_median["unscaled"]

@@ -570,6 +570,46 @@ def test_every_figure_block_of_the_book_is_in_its_built_page_and_on_the_print_pa
         assert not twice, f"{lang} print page: ids used twice: {twice[:5]}"
 
 
+
+# A figure with a narrow variant stacks its panels on a phone (selfattn.plot.figure): what was left is on top, so its
+# caption and alt text name a panel by its letter, (a), (b) (plot.figure(letters=True)), or by its title, never by its
+# place. A place inside a panel ("the sum on the right of each row", "对角线左边一格") is the same in both variants.
+PANEL_PLACE = {
+    "zh": re.compile(r"[左右中]图|[左右]：|左、中|（[左右]）|[左右]边(?:是|三|四|的头)"),
+    "en": re.compile(r"\b(?:Left|Right|Middle)(?:,| and\b)|\bOn the (?:left|right)\b"
+                     r"|\b(?:left|right|middle) (?:panel|plot|chart|one|heatmap|grid)s?\b|\bThe (?:left|right) one\b"),
+}
+
+
+def test_panel_place_words_are_found_where_they_name_a_panel() -> None:
+    assert PANEL_PLACE["zh"].search("左图是平均最大权重") and PANEL_PLACE["zh"].search("左：不缩放")
+    assert PANEL_PLACE["en"].search("Left, unscaled.") and PANEL_PLACE["en"].search("as the right panel shows")
+    assert PANEL_PLACE["en"].search("On the left, three curves") and PANEL_PLACE["en"].search("The right one has 5 rows")
+    for inside in ("答案格在对角线右边一格", "右侧是每一行的和", "（a）不缩放"):
+        assert not PANEL_PLACE["zh"].search(inside), inside
+    for inside in ("with each row's sum on the right", "the right implementation", "numbered from 0 at the left",
+                   "(a) Unscaled", "in the leftmost bin"):
+        assert not PANEL_PLACE["en"].search(inside), inside
+
+
+def test_a_stacked_figure_names_its_panels_by_letter_not_by_place(site_dir: Path) -> None:
+    pages = [p for p in site_dir.glob("**/index.html") if "print_page" not in p.parts]
+    found, stacked = [], 0
+    for page in pages:
+        lang = "en" if page.relative_to(site_dir).parts[0] == "en" else "zh"
+        html = page.read_text(encoding="utf-8")
+        for m in re.finditer(r'<figure id="(fig-[^"]+)" class="sa-figure">(.*?)</figure>', html, flags=re.S):
+            if 'class="sa-figure__narrow"' not in m[2]:
+                continue
+            stacked += 1
+            caption = re.sub(r"<[^>]+>", "", re.search(r"<figcaption>(.*?)</figcaption>", m[2], flags=re.S)[1])
+            alt = re.search(r'aria-label="([^"]*)"', m[2])[1]
+            for what, text in (("caption", caption), ("alt text", alt)):
+                if hit := PANEL_PLACE[lang].search(text):
+                    found.append(f"{page.relative_to(site_dir).parent} {m[1]} {what}: {hit[0]!r} in {text[:80]!r}")
+    assert stacked >= 30, f"only {stacked} figures with a narrow variant found: is the site built?"
+    assert not found, "\n".join(found)
+
 SERVE_SCRIPT = """
 import os
 import sys
