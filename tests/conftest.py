@@ -4,8 +4,9 @@
 the tests that do not read it run: the build uses one core for about 20 s (minutes in a fresh clone, which
 executes every lab), and the other core is not left idle. A site whose stamp matches its inputs, from a strict
 build (tools/site/stamp.py), is not built again: a second `make test` with nothing changed builds nothing. The
-tests that read the site (``site_dir``) wait for it, and run last (the root conftest.py orders them). The build's log is ``reports/site-build.log``; a failed build
-fails every test that reads the site, and the run, and the end of its log is printed.
+tests that read the site (``site_dir``) wait for it, and run last (the root conftest.py orders them). The build's
+log is ``reports/site-build.log``; a failed build fails every test that reads the site, and the run, and the end of
+its log is printed.
 """
 
 from __future__ import annotations

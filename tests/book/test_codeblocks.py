@@ -8,8 +8,8 @@ instead of running it again (conftest.py): only comments and assertion messages 
 
 from __future__ import annotations
 
-import shutil
 import os
+import shutil
 import subprocess
 import sys
 import tempfile

@@ -304,7 +304,6 @@ def test_a_narrow_figure_stacks_its_panels_and_keeps_the_axes_shape(monkeypatch)
     assert tuple(fig.get_size_inches()) == (3, 2) and not hasattr(ax, "shape")
 
 
-
 def test_letters_name_the_panels_in_the_order_of_the_axes_in_both_variants(monkeypatch):
     """plot.figure(letters=True): (a), (b), ... at the top left of each panel, in the order the code sees the axes, so a
     caption's (b) is the same panel wide and stacked; no letters without it, and a center title keeps its place."""
@@ -323,6 +322,7 @@ def test_letters_name_the_panels_in_the_order_of_the_axes_in_both_variants(monke
         assert letters(axes) == ["", ""]
     # stacked, (b) is the panel under (a): the second panel of the code, first in the second row of the grid
     assert axes[1].get_subplotspec().rowspan.start == 1
+
 
 # The mechanism diagrams' helpers (docs/03-plot-source.md, "机制图"): diagram, vector, bars, box rows.
 

@@ -570,7 +570,6 @@ def test_every_figure_block_of_the_book_is_in_its_built_page_and_on_the_print_pa
         assert not twice, f"{lang} print page: ids used twice: {twice[:5]}"
 
 
-
 # A figure with a narrow variant stacks its panels on a phone (selfattn.plot.figure): what was left is on top, so its
 # caption and alt text name a panel by its letter, (a), (b) (plot.figure(letters=True)), or by its title, never by its
 # place. A place inside a panel ("the sum on the right of each row", "对角线左边一格") is the same in both variants.
@@ -609,6 +608,7 @@ def test_a_stacked_figure_names_its_panels_by_letter_not_by_place(site_dir: Path
                     found.append(f"{page.relative_to(site_dir).parent} {m[1]} {what}: {hit[0]!r} in {text[:80]!r}")
     assert stacked >= 30, f"only {stacked} figures with a narrow variant found: is the site built?"
     assert not found, "\n".join(found)
+
 
 SERVE_SCRIPT = """
 import os
